@@ -1,0 +1,56 @@
+"""The ASGI application factory. `uvicorn athena_api.app:create_app --factory`."""
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from athena_api.errors import install_error_handlers
+from athena_api.observability import RequestObservability
+from athena_api.routes import context, events, health, sessions
+from athena_core.auth import Authenticator
+from athena_core.ingest import Ingest
+from athena_core.runtime import Runtime, build_runtime
+from athena_core.settings import Settings, check_production_safety, get_settings
+
+log = logging.getLogger("athena.api")
+
+
+def create_app(settings: Settings | None = None, runtime: Runtime | None = None) -> FastAPI:
+    settings = settings or (runtime.settings if runtime else get_settings())
+    check_production_safety(settings)
+    authenticator = Authenticator(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        owned = runtime is None
+        rt = runtime or build_runtime(settings)
+        from athena_tasks.chains.run_requests import PipelineRunRequester
+
+        requester = PipelineRunRequester(rt.redis, settings.pipeline_debounce_ttl_s)
+        app.state.runtime = rt
+        app.state.authenticator = authenticator
+        app.state.ingest = Ingest(rt.documents, rt.stm, requester.request)
+        if not settings.auth_enabled:
+            log.warning(
+                "AUTH IS OFF (ATHENA_AUTH_MODE=off): every caller may act for every tenant. "
+                "Embedded/dev use only; set ATHENA_AUTH_MODE and keys for anything shared."
+            )
+        yield
+        if owned:
+            rt.close()
+
+    app = FastAPI(
+        title="Athena",
+        version="0.1.0",
+        description="Three-tier memory for AI agents: STM window, MTM chains, LTM knowledge graph.",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    for router in (sessions.router, events.router, context.router, health.router):
+        app.include_router(router)
+    max_body = settings.max_payload_bytes * 4 // 3 + settings.max_content_bytes * 2 + 64 * 1024
+    app.add_middleware(RequestObservability, max_body_bytes=max_body)
+    return app

@@ -1,0 +1,54 @@
+"""Request-scoped dependencies: the process runtime, the caller, and the session the caller may use."""
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+
+from athena_api.errors import ApiError
+from athena_core.auth import AuthError, Authenticator, Principal
+from athena_core.ingest import Ingest
+from athena_core.models.sessions import Session
+from athena_core.runtime import Runtime
+
+
+def get_runtime(request: Request) -> Runtime:
+    return request.app.state.runtime
+
+
+def get_ingest(request: Request) -> Ingest:
+    return request.app.state.ingest
+
+
+def get_principal(
+    request: Request,
+    x_api_key: Annotated[str | None, Header()] = None,
+    authorization: Annotated[str | None, Header()] = None,
+) -> Principal:
+    authenticator: Authenticator = request.app.state.authenticator
+    try:
+        return authenticator.authenticate(x_api_key, authorization)
+    except AuthError as exc:
+        raise ApiError(401, "unauthenticated", str(exc), headers={"WWW-Authenticate": "Bearer"}) from exc
+
+
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+PrincipalDep = Annotated[Principal, Depends(get_principal)]
+IngestDep = Annotated[Ingest, Depends(get_ingest)]
+
+
+def get_owned_session(session_id: str, runtime: RuntimeDep, principal: PrincipalDep) -> Session:
+    """404 for a session that does not exist *or* belongs to someone else: never confirm it exists."""
+    session = runtime.documents.get_session(session_id)
+    if session is None or not principal.may_use(session.tenant_id, session.user_id):
+        raise ApiError(404, "session_not_found", f"session {session_id!r} not found", field="session_id")
+    return session
+
+
+SessionDep = Annotated[Session, Depends(get_owned_session)]
+
+
+def require_admin(principal: PrincipalDep) -> Principal:
+    if not principal.is_admin:
+        raise ApiError(403, "forbidden", "this route needs the admin role")
+    return principal

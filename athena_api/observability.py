@@ -1,0 +1,61 @@
+"""Pure-ASGI middleware: request id, latency and status metrics per route template, body size guard.
+
+Pure ASGI rather than BaseHTTPMiddleware: the ingest path is hot and this adds one function call.
+"""
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from athena_api.errors import error_body
+from athena_core import metrics
+
+
+class RequestObservability:
+    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        request_id = headers.get(b"x-request-id", b"").decode() or uuid.uuid4().hex
+        length = headers.get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
+            await _reject_too_large(send, int(length), self.max_body_bytes, request_id)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message["headers"] = [*message.get("headers", []), (b"x-request-id", request_id.encode())]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            route = scope.get("route")
+            template = getattr(route, "path", "unmatched")
+            method = scope["method"]
+            metrics.HTTP_REQUESTS.labels(method, template, str(status)).inc()
+            metrics.HTTP_SECONDS.labels(method, template).observe(time.perf_counter() - started)
+
+
+async def _reject_too_large(send: Send, size: int, limit: int, request_id: str) -> None:
+    body = json.dumps(
+        error_body("too_large", f"request body is {size} bytes; the limit is {limit}",
+                   [{"field": "body", "message": "request body too large"}])
+    ).encode()
+    await send({"type": "http.response.start", "status": 413, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+        (b"x-request-id", request_id.encode()),
+    ]})
+    await send({"type": "http.response.body", "body": body})

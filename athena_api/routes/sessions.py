@@ -1,0 +1,67 @@
+"""CreateSession, GetSession, DeleteSession (SPEC S2)."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from fastapi import APIRouter
+from pydantic import BaseModel
+
+from athena_api.dependencies import PrincipalDep, RuntimeDep, SessionDep
+from athena_api.errors import ApiError
+from athena_core.ids import new_id
+from athena_core.models.events import utc_now
+from athena_core.models.sessions import Session, SessionCreate
+
+router = APIRouter(prefix="/api/v1/sessions", tags=["sessions"])
+
+
+class SessionCreated(BaseModel):
+    session_id: str
+    created_at: datetime
+
+
+class SessionDeleted(BaseModel):
+    session_id: str
+    deleted: bool
+
+
+def _claimed(field: str, body_value: str | None, claim: str | None) -> str | None:
+    """Credential claims override bodies; a body that names another identity is refused, not rewritten."""
+    if claim is None:
+        return body_value
+    if body_value is not None and body_value != claim:
+        raise ApiError(403, "forbidden", f"{field} does not match the credential", field=field)
+    return claim
+
+
+@router.post("", status_code=201, response_model=SessionCreated)
+def create_session(body: SessionCreate, runtime: RuntimeDep, principal: PrincipalDep) -> SessionCreated:
+    tenant_id = _claimed("tenant_id", body.tenant_id, principal.tenant_id)
+    user_id = _claimed("user_id", body.user_id, principal.user_id)
+    agent_id = _claimed("agent_id", body.agent_id, principal.agent_id) or "default"
+    for name, value in (("tenant_id", tenant_id), ("user_id", user_id)):
+        if value is None:
+            raise ApiError(422, "validation_error", f"{name} is required", field=name)
+    session = Session(
+        session_id=new_id("ses"),
+        tenant_id=tenant_id,
+        user_id=user_id,
+        agent_id=agent_id,
+        metadata=body.metadata,
+        created_at=utc_now(),
+    )
+    runtime.documents.create_session(session)
+    return SessionCreated(session_id=session.session_id, created_at=session.created_at)
+
+
+@router.get("/{session_id}", response_model=Session)
+def get_session(session: SessionDep) -> Session:
+    return session
+
+
+@router.delete("/{session_id}", response_model=SessionDeleted)
+def delete_session(session: SessionDep, runtime: RuntimeDep, purge: str | None = None) -> SessionDeleted:
+    if purge is not None:
+        raise ApiError(422, "validation_error", "purge=user is not available yet (LTM issue)", field="purge")
+    deleted = runtime.documents.delete_session(session.session_id)
+    return SessionDeleted(session_id=session.session_id, deleted=deleted)

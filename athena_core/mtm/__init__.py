@@ -1,0 +1,1 @@
+"""MTM: topic segmentation, the quality gate and chain merging (SPEC S4)."""

@@ -1,0 +1,87 @@
+"""The embedding port (SPEC S8) and the cache that sits in front of every engine.
+
+Vectors are float32, L2-normalised, shape (n, dimension), so a dot product is the cosine similarity.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit-length vectors."""
+
+    model_name: str
+    dimension: int
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Return an array of shape (len(texts), dimension), float32, each row L2-normalised."""
+        ...
+
+
+class EmbeddingDimensionMismatch(RuntimeError):
+    """The configured vector index and the embedding model disagree on the dimension (SPEC S8)."""
+
+    def __init__(self, model_name: str, model_dimension: int, index_dimension: int) -> None:
+        super().__init__(
+            f"embedding model {model_name!r} produces {model_dimension}-d vectors but the vector index "
+            f"holds {index_dimension}-d vectors; re-index or configure the matching model"
+        )
+        self.model_dimension = model_dimension
+        self.index_dimension = index_dimension
+
+
+def normalise_rows(vectors: np.ndarray) -> np.ndarray:
+    """L2-normalise each row; a zero row stays zero instead of becoming NaN."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return vectors / norms
+
+
+class CachedEmbedder:
+    """An in-process LRU cache keyed by (model, sha256(text)) in front of any Embedder.
+
+    The pipeline embeds the same user message twice (break gate, then chain), and queries repeat,
+    so the cache saves a model call on most of them. `hits` and `misses` feed the metrics.
+    """
+
+    def __init__(self, inner: Embedder, max_entries: int = 50_000) -> None:
+        self.inner = inner
+        self.model_name = inner.model_name
+        self.dimension = inner.dimension
+        self.max_entries = max_entries
+        self._cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def _key(self, text: str) -> tuple[str, str]:
+        return (self.model_name, hashlib.sha256(text.encode("utf-8")).hexdigest())
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        missing: dict[tuple[str, str], list[int]] = {}
+        for i, text in enumerate(texts):
+            key = self._key(text)
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                out[i] = cached
+                self.hits += 1
+            else:
+                missing.setdefault(key, []).append(i)
+        if missing:
+            self.misses += len(missing)
+            first_index = [positions[0] for positions in missing.values()]
+            fresh = self.inner.embed([texts[i] for i in first_index])
+            for (key, positions), vector in zip(missing.items(), fresh):
+                for i in positions:
+                    out[i] = vector
+                self._cache[key] = vector
+            while len(self._cache) > self.max_entries:
+                self._cache.popitem(last=False)
+        return out

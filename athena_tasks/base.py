@@ -1,0 +1,47 @@
+"""The base class of every Athena task (SPEC S7, celery task guidelines).
+
+Late acks and reject-on-worker-lost redeliver a task whose worker died, so every task must be
+idempotent. Failures retry with exponential backoff and jitter, at most `ATHENA_TASK_MAX_RETRIES`
+times; then a dead-letter record is written where operators can see it. A `PermanentTaskError`
+skips the retries: retrying a bad input only burns the queue.
+"""
+from __future__ import annotations
+
+import logging
+
+from celery import Task
+
+from athena_core import metrics
+from athena_core.settings import get_settings
+from athena_tasks.worker_runtime import get_runtime
+
+log = logging.getLogger(__name__)
+
+
+class PermanentTaskError(Exception):
+    """A failure that no retry can fix (bad input, schema violation of stored data)."""
+
+
+class AthenaTask(Task):
+    acks_late = True
+    reject_on_worker_lost = True
+    autoretry_for = (Exception,)
+    dont_autoretry_for = (PermanentTaskError,)
+    retry_backoff = 2  # seconds, doubled each retry: 2, 4, 8, 16, 32 …
+    retry_backoff_max = get_settings().task_retry_backoff_max_s
+    retry_jitter = True
+    max_retries = get_settings().task_max_retries
+
+    def on_retry(self, exc, task_id, args, kwargs, einfo) -> None:  # noqa: ANN001 - celery signature
+        metrics.TASK_RETRIES.labels(self.name).inc()
+        log.warning("task %s[%s] retrying after %r", self.name, task_id, exc)
+
+    def on_failure(self, exc, task_id, args, kwargs, einfo) -> None:  # noqa: ANN001 - celery signature
+        metrics.DEAD_LETTERS.labels(self.name).inc()
+        log.error("task %s[%s] failed for good: %r", self.name, task_id, exc)
+        try:
+            get_runtime().documents.record_dead_letter(
+                self.name, task_id, {"args": list(args), "kwargs": dict(kwargs)}, repr(exc)
+            )
+        except Exception:  # noqa: BLE001 - never mask the original failure
+            log.exception("could not record dead letter for %s[%s]", self.name, task_id)

@@ -1,0 +1,1 @@
+"""The per-event pipeline (coalesce → segment → summarize → embed) and its beat sweeps."""

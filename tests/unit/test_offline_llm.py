@@ -1,0 +1,195 @@
+"""The offline LLM provider (SPEC S8): real extractive NLP, deterministic, no network."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from athena_core.providers.llm import LLMProvider, TranscriptLine
+from athena_core.providers.llm_replies import parse_boolean_reply
+from athena_core.providers.offline_llm import OfflineLLM, textrank
+from athena_core.providers.offline_text import split_sentences, stem
+
+CENTRAL = "We will deploy the Go service to the Kubernetes cluster with a Helm chart."
+
+
+def line(role: str, content: str, type_: str = "message") -> TranscriptLine:
+    return TranscriptLine(role=role, type=type_, content=content)
+
+
+@pytest.fixture
+def deploy_transcript() -> list[TranscriptLine]:
+    return [
+        line("user", "Hi! I need to ship our Go service to production."),
+        line("agent", "Sure. Which platform do you run in production?"),
+        line("user", f"Yesterday I talked to Maria about it. {CENTRAL}"),
+        line("agent", "Good choice: the Helm chart will hold the Kubernetes deployment and service objects. "
+                      "Build the Go service into a small Docker image first."),
+        line("user", "The Kubernetes cluster runs version 1.29 and the Go service needs 256Mi of memory."),
+        line("agent", "Then set resource limits in the Helm chart values before the first deploy."),
+        line("user", "Thanks, we decided the deploy happens on March 14."),
+    ]
+
+
+@pytest.fixture
+def llm() -> OfflineLLM:
+    return OfflineLLM()
+
+
+def test_offline_llm_satisfies_the_port(llm: OfflineLLM) -> None:
+    assert isinstance(llm, LLMProvider)
+    assert llm.name == "offline"
+
+
+def test_summary_keeps_the_most_central_sentence_and_is_shorter(llm, deploy_transcript) -> None:
+    formation = llm.form_chain(deploy_transcript)
+    total = sum(len(ln.content) for ln in deploy_transcript)
+    assert CENTRAL in formation.summary
+    assert len(formation.summary) < total
+    assert len(formation.summary) <= llm.summary_max_chars
+
+    one = OfflineLLM(summary_max_sentences=1).form_chain(deploy_transcript)
+    assert one.summary == CENTRAL
+
+
+def test_summary_sentences_keep_transcript_order(llm, deploy_transcript) -> None:
+    summary = llm.form_chain(deploy_transcript).summary
+    full = " ".join(ln.content for ln in deploy_transcript)
+    picked = split_sentences(summary)
+    positions = [full.index(s.rstrip(".")) for s in picked]
+    assert len(picked) >= 2
+    assert positions == sorted(positions)
+
+
+def test_topic_is_a_relevant_keyphrase(llm, deploy_transcript) -> None:
+    topic = llm.form_chain(deploy_transcript).topic
+    assert 1 <= len(topic.split()) <= 4
+    assert set(topic.lower().split()) & {"go", "kubernetes", "service", "helm", "deploy", "cluster"}
+
+
+def test_subtopic_confidences_are_honest_and_descending(llm, deploy_transcript) -> None:
+    subtopics = llm.form_chain(deploy_transcript).subtopics
+    assert 1 <= len(subtopics) <= 3
+    confidences = [s.confidence for s in subtopics]
+    assert all(0.0 < c <= 1.0 for c in confidences)
+    assert confidences == sorted(confidences, reverse=True)
+    assert len({s.theme for s in subtopics}) == len(subtopics)
+
+
+def test_entities_spot_gazetteer_terms_and_mid_sentence_names(llm, deploy_transcript) -> None:
+    entities = llm.form_chain(deploy_transcript).entities
+    lowered = [e.lower() for e in entities]
+    for expected in ("go", "kubernetes", "helm", "docker", "maria"):
+        assert expected in lowered, entities
+    assert "yesterday" not in lowered and "thanks" not in lowered and "hi" not in lowered
+    assert len(lowered) == len(set(lowered))
+    assert len(entities) <= 15
+
+
+def test_entities_cover_handles_identifiers_and_skip_everyday_go(llm) -> None:
+    entities = llm.form_chain([
+        line("user", "Ping @devops_bot about the payment_service crash in OrderRouter."),
+        line("user", "I will go home now and look at the Postgres logs later; postgres is slow."),
+    ]).entities
+    assert {"@devops_bot", "payment_service", "OrderRouter", "PostgreSQL"} <= set(entities)
+    assert "Go" not in entities
+    assert sum(e.lower() == "postgresql" for e in entities) == 1
+
+
+def test_greetings_matter_less_than_a_dated_decision(llm) -> None:
+    greeting = llm.form_chain([
+        line("user", "hi"), line("agent", "hello! how are you"), line("user", "thanks, bye"),
+    ]).intrinsic_importance
+    decision = llm.form_chain([
+        line("user", "We decided to move the launch to March 14; Anna will own the rollout."),
+        line("agent", "Noted: the deadline is March 14 and the plan is to freeze features on March 7."),
+    ]).intrinsic_importance
+    assert 0.0 <= greeting <= 1.0 and 0.0 <= decision <= 1.0
+    assert greeting < 0.2 < decision
+    assert decision - greeting > 0.3
+
+
+def test_personal_facts_and_preferences_raise_importance(llm) -> None:
+    plain = llm.form_chain([line("user", "The report covers the quarterly numbers for the region.")])
+    personal = llm.form_chain([line("user", "I am a data engineer and I prefer Python over Java for my pipelines.")])
+    assert personal.intrinsic_importance > plain.intrinsic_importance
+
+
+def test_same_input_same_output(deploy_transcript) -> None:
+    first = OfflineLLM().form_chain(deploy_transcript).model_dump()
+    second = OfflineLLM().form_chain([ln.model_copy() for ln in deploy_transcript]).model_dump()
+    assert first == second
+
+
+@pytest.mark.parametrize("transcript", [[], [line("user", "   \n\t ")]])
+def test_empty_transcript_is_rejected(llm, transcript) -> None:
+    with pytest.raises(ValueError, match="empty transcript"):
+        llm.form_chain(transcript)
+
+
+def test_over_long_single_sentence_is_cut_to_budget() -> None:
+    text = "Kubernetes " + " ".join(f"node{i} restarted" for i in range(200))
+    summary = OfflineLLM(summary_max_chars=120).form_chain([line("user", text)]).summary
+    assert len(summary) <= 120 and summary.endswith("…")
+
+
+def test_same_topic_for_paraphrased_database_migration(llm) -> None:
+    assert llm.same_topic(
+        "We have to migrate the orders database to the new schema this week.",
+        "When we do the migration of the orders schema, which tables move first?",
+    )
+    assert llm.same_topic(
+        "How do I move the users table from MySQL to postgres?",
+        "Is PostgreSQL fine with that many rows?",
+    )
+
+
+def test_different_topics_are_not_merged(llm) -> None:
+    assert not llm.same_topic(
+        "How long should I roast a chicken at 200 degrees with garlic and lemon?",
+        "How do I scale my Kubernetes deployment to five replicas?",
+    )
+
+
+def test_same_topic_threshold_is_a_setting() -> None:
+    previous = "Compare the latency of the search endpoint and the upload endpoint."
+    current = "Why is the search latency spiking at night for mobile clients?"
+    assert OfflineLLM(same_topic_threshold=0.3).same_topic(previous, current)
+    assert not OfflineLLM(same_topic_threshold=0.9).same_topic(previous, current)
+
+
+@pytest.mark.parametrize("reply", ["True.", "true", "Yes", "yes, same topic", " TRUE\n", "**Yes**",
+                                   '{"same_topic": true}'])
+def test_parse_boolean_reply_true(reply) -> None:
+    assert parse_boolean_reply(reply) is True
+
+
+@pytest.mark.parametrize("reply", ["False", "no.", "No - different", '{"same_topic": false}'])
+def test_parse_boolean_reply_false(reply) -> None:
+    assert parse_boolean_reply(reply) is False
+
+
+@pytest.mark.parametrize("reply", ["", "maybe", "not sure", "n/a", "The topics differ", "   "])
+def test_parse_boolean_reply_unclear(reply) -> None:
+    assert parse_boolean_reply(reply) is None
+
+
+def test_stem_joins_inflections() -> None:
+    assert stem("migration") == stem("migrate") == stem("migrating") == stem("migrations")
+    assert stem("deployment") == stem("deploying") == stem("deployed") == stem("deploy")
+    assert stem("postgres") == stem("postgresql")
+
+
+def test_sentence_split_keeps_decimals_and_breaks_lines() -> None:
+    assert split_sentences("Upgrade to 1.29 now. Then test!\nDone") == ["Upgrade to 1.29 now.", "Then test!", "Done"]
+
+
+def test_textrank_prefers_the_hub_sentence() -> None:
+    similarity = np.array([
+        [1.0, 0.8, 0.7, 0.6],
+        [0.8, 1.0, 0.0, 0.0],
+        [0.7, 0.0, 1.0, 0.0],
+        [0.6, 0.0, 0.0, 1.0],
+    ])
+    rank = textrank(similarity)
+    assert int(np.argmax(rank)) == 0
+    assert rank.sum() == pytest.approx(1.0)
