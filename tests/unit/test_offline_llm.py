@@ -99,10 +99,12 @@ def test_greetings_matter_less_than_a_dated_decision(llm) -> None:
     greeting = llm.form_chain([
         line("user", "hi"), line("agent", "hello! how are you"), line("user", "thanks, bye"),
     ]).intrinsic_importance
-    decision = llm.form_chain([
+    decided = llm.form_chain([
         line("user", "We decided to move the launch to March 14; Anna will own the rollout."),
         line("agent", "Noted: the deadline is March 14 and the plan is to freeze features on March 7."),
-    ]).intrinsic_importance
+    ])
+    assert {"Anna", "March 14", "March 7"} <= set(decided.entities)
+    decision = decided.intrinsic_importance
     assert 0.0 <= greeting <= 1.0 and 0.0 <= decision <= 1.0
     assert greeting < 0.2 < decision
     assert decision - greeting > 0.3

@@ -1,0 +1,123 @@
+"""Runs the embedded default as processes: embedded Redis, the API (uvicorn), a Celery worker and beat.
+
+Used by `athena run`, `athena demo` and the end-to-end tests, so all three start the stack one way.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from athena_core.embedded_redis import ensure_embedded_redis, stop_embedded_redis
+from athena_core.settings import Settings
+
+
+@dataclass
+class Stack:
+    settings: Settings
+    worker_concurrency: int = 2
+    with_beat: bool = True
+    extra_env: dict[str, str] = field(default_factory=dict)
+    log_dir: Path | None = None
+    processes: dict[str, subprocess.Popen] = field(default_factory=dict)
+    owns_redis: bool = False
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.settings.api_host}:{self.settings.api_port}"
+
+    def env(self) -> dict[str, str]:
+        env = {**os.environ, **self.extra_env}
+        env["ATHENA_DATA_DIR"] = str(self.settings.data_dir.resolve())
+        env["ATHENA_API_HOST"] = self.settings.api_host
+        env["ATHENA_API_PORT"] = str(self.settings.api_port)
+        if self.settings.redis_url:
+            env["ATHENA_REDIS_URL"] = self.settings.redis_url
+        return env
+
+    def start_redis(self) -> None:
+        if not self.settings.redis_url:
+            location = ensure_embedded_redis(self.settings.data_dir)
+            self.settings = self.settings.model_copy(update={"redis_url": location.redis_url})
+            self.owns_redis = True
+
+    def _spawn(self, name: str, args: list[str]) -> subprocess.Popen:
+        log_dir = self.log_dir or self.settings.data_dir / "logs"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        out = open(log_dir / f"{name}.log", "ab")
+        proc = subprocess.Popen(args, env=self.env(), stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        self.processes[name] = proc
+        return proc
+
+    def start_api(self) -> None:
+        self._spawn("api", [
+            sys.executable, "-m", "uvicorn", "athena_api.app:create_app", "--factory",
+            "--host", self.settings.api_host, "--port", str(self.settings.api_port), "--log-level", "warning",
+        ])
+
+    def start_worker(self, name: str = "worker") -> None:
+        self._spawn(name, [
+            sys.executable, "-m", "celery", "-A", "athena_tasks.app", "worker",
+            "-Q", "athena.pipeline,athena.beat", "-c", str(self.worker_concurrency),
+            "-n", f"{name}@%h", "-l", "info", "-E",
+        ])
+
+    def start_beat(self) -> None:
+        self._spawn("beat", [
+            sys.executable, "-m", "celery", "-A", "athena_tasks.app", "beat", "-l", "info",
+            "-s", str(self.settings.data_dir.resolve() / "celerybeat-schedule"),
+        ])
+
+    def start(self, timeout_s: float = 60.0) -> None:
+        self.settings.data_dir.mkdir(parents=True, exist_ok=True)
+        self.start_redis()
+        self.start_api()
+        self.start_worker()
+        if self.with_beat:
+            self.start_beat()
+        self.wait_for_api(timeout_s)
+
+    def wait_for_api(self, timeout_s: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            api = self.processes.get("api")
+            if api is not None and api.poll() is not None:
+                raise RuntimeError(f"the API exited with {api.returncode}; see {self.settings.data_dir}/logs/api.log")
+            try:
+                if httpx.get(self.base_url + "/health", timeout=1.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise TimeoutError(f"the API did not answer on {self.base_url} within {timeout_s} s")
+
+    def stop_process(self, name: str, sig: int = signal.SIGTERM, timeout_s: float = 15.0) -> None:
+        proc = self.processes.pop(name, None)
+        if proc is None or proc.poll() is not None:
+            return
+        os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+    def stop(self) -> None:
+        for name in list(self.processes):
+            self.stop_process(name)
+        if self.owns_redis:
+            stop_embedded_redis(self.settings.data_dir)
+            self.owns_redis = False
+
+    def __enter__(self) -> "Stack":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,135 @@
+"""The Celery pipeline on a real worker and a real Redis broker (SPEC S0, S7)."""
+from __future__ import annotations
+
+import time
+import uuid
+from collections import defaultdict
+
+import pytest
+from fastapi.testclient import TestClient
+
+from athena_core.models.scope import AgentScope
+from athena_core.runtime import Runtime
+from athena_tasks.app import app
+from athena_tasks.base import AthenaTask
+from athena_tasks.chains.pipeline import coalesce, pipeline_for
+from athena_tasks.chains.run_requests import run_request_key
+
+ATTEMPTS: dict[str, list[float]] = defaultdict(list)
+
+
+@app.task(base=AthenaTask, name="tests.flaky", retry_backoff=1, retry_jitter=False, max_retries=3)
+def flaky(key: str, failures: int) -> int:
+    ATTEMPTS[key].append(time.monotonic())
+    if len(ATTEMPTS[key]) <= failures:
+        raise ConnectionError("transient outage")
+    return len(ATTEMPTS[key])
+
+
+@app.task(base=AthenaTask, name="tests.always_fails", retry_backoff=1, retry_jitter=False, max_retries=1)
+def always_fails(key: str) -> None:
+    ATTEMPTS[key].append(time.monotonic())
+    raise ConnectionError("still down")
+
+
+def _wait_until(predicate, timeout_s: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        time.sleep(0.05)
+
+
+def _new_session(api: TestClient) -> tuple[str, AgentScope]:
+    scope = AgentScope(tenant_id=f"t-{uuid.uuid4().hex[:8]}", user_id="u1", agent_id="a1")
+    response = api.post("/api/v1/sessions", json=scope.model_dump())
+    return response.json()["session_id"], scope
+
+
+def test_storing_an_event_runs_the_pipeline_on_the_worker(worker_api: TestClient, worker_runtime: Runtime) -> None:
+    session_id, scope = _new_session(worker_api)
+    ids = worker_api.post(f"/api/v1/sessions/{session_id}/interactions",
+                          json={"user_message": "hello pipeline"}).json()["event_ids"]
+
+    def seen() -> bool:
+        return all(e.seen_at is not None for e in worker_runtime.documents.get_events(scope.user_scope, ids))
+
+    _wait_until(seen)
+    _wait_until(lambda: not worker_runtime.redis.exists(run_request_key(scope)))
+
+
+def test_the_chain_runs_all_four_steps(worker_api: TestClient, worker_runtime: Runtime) -> None:
+    session_id, scope = _new_session(worker_api)
+    worker_api.post(f"/api/v1/sessions/{session_id}/interactions", json={"user_message": "one"})
+    result = pipeline_for(scope).apply_async().get(timeout=15)
+    assert result["scope"] == scope.key and len(result["event_ids"]) == 1
+    steps = [t.name for t in pipeline_for(scope).tasks]
+    assert steps == ["athena.pipeline.coalesce", "athena.pipeline.segment", "athena.pipeline.summarize",
+                     "athena.pipeline.embed"]
+
+
+def test_a_flood_publishes_few_runs(worker_api: TestClient, worker_runtime: Runtime) -> None:
+    """SPEC S9 debounce: one queued run per scope takes every pending event."""
+    from athena_core import metrics
+
+    session_id, scope = _new_session(worker_api)
+    published_before = metrics.PIPELINE_PUBLISH.labels("published")._value.get()
+    ids = []
+    for i in range(30):
+        ids += worker_api.post(f"/api/v1/sessions/{session_id}/interactions",
+                               json={"user_message": f"msg {i}"}).json()["event_ids"]
+    published = metrics.PIPELINE_PUBLISH.labels("published")._value.get() - published_before
+    assert 1 <= published < 30
+    _wait_until(lambda: all(e.seen_at for e in worker_runtime.documents.get_events(scope.user_scope, ids)))
+
+
+def test_coalesce_is_idempotent(worker_api: TestClient, worker_runtime: Runtime) -> None:
+    session_id, scope = _new_session(worker_api)
+    ids = worker_api.post(f"/api/v1/sessions/{session_id}/interactions", json={"user_message": "x"}).json()["event_ids"]
+    first = coalesce.apply(args=[scope.key]).get()
+    seen_at = worker_runtime.documents.get_events(scope.user_scope, ids)[0].seen_at
+    second = coalesce.apply(args=[scope.key]).get()
+    assert first == second
+    assert worker_runtime.documents.get_events(scope.user_scope, ids)[0].seen_at == seen_at
+
+
+def test_a_failing_task_is_retried_with_exponential_backoff(worker_runtime: Runtime) -> None:
+    key = uuid.uuid4().hex
+    assert flaky.delay(key, 2).get(timeout=30) == 3
+    first_gap = ATTEMPTS[key][1] - ATTEMPTS[key][0]
+    second_gap = ATTEMPTS[key][2] - ATTEMPTS[key][1]
+    assert first_gap >= 0.9 and second_gap >= 1.9  # backoff 1 s, then 2 s
+
+
+def test_exhausted_retries_leave_a_dead_letter(worker_runtime: Runtime) -> None:
+    key = uuid.uuid4().hex
+    result = always_fails.delay(key)
+    with pytest.raises(ConnectionError):
+        result.get(timeout=30)
+    assert len(ATTEMPTS[key]) == 2  # the first try and one retry
+    _wait_until(lambda: any(d["task_id"] == result.id for d in worker_runtime.documents.dead_letters()))
+    letter = next(d for d in worker_runtime.documents.dead_letters() if d["task_id"] == result.id)
+    assert letter["task_name"] == "tests.always_fails" and "still down" in letter["error"]
+
+
+def test_pipeline_tasks_are_late_acked_and_retry_with_jittered_backoff() -> None:
+    from athena_core.settings import get_settings
+
+    for name in ["athena.pipeline.coalesce", "athena.pipeline.segment", "athena.pipeline.summarize",
+                 "athena.pipeline.embed", "athena.beat.promote", "athena.beat.archive", "athena.beat.idle_flush",
+                 "athena.beat.pending_sweep", "athena.beat.analytics"]:
+        task = app.tasks[name]
+        assert task.acks_late and task.reject_on_worker_lost
+        assert task.retry_backoff and task.retry_jitter and task.max_retries == get_settings().task_max_retries
+    conf = app.conf
+    assert conf.worker_prefetch_multiplier == 1 and conf.task_serializer == "json"
+    assert conf.task_time_limit and conf.task_soft_time_limit
+    assert {e["task"] for e in conf.beat_schedule.values()} == {
+        "athena.beat.promote", "athena.beat.archive", "athena.beat.idle_flush", "athena.beat.pending_sweep",
+        "athena.beat.analytics"}
+
+
+@pytest.mark.parametrize("name", ["athena.beat.promote", "athena.beat.archive", "athena.beat.idle_flush",
+                                  "athena.beat.pending_sweep", "athena.beat.analytics"])
+def test_every_beat_task_runs_on_the_worker(worker_runtime: Runtime, name: str) -> None:
+    assert isinstance(app.send_task(name).get(timeout=15), dict)
