@@ -9,6 +9,7 @@ from athena_api.errors import ApiError
 from athena_core.auth import AuthError, Authenticator, Principal
 from athena_core.ingest import Ingest
 from athena_core.models.sessions import Session
+from athena_core.mtm.recall import MemoryReader
 from athena_core.runtime import Runtime
 
 
@@ -18,6 +19,15 @@ def get_runtime(request: Request) -> Runtime:
 
 def get_ingest(request: Request) -> Ingest:
     return request.app.state.ingest
+
+
+def get_reader(request: Request) -> "MemoryReader":
+    """Built on first use: loading the embedding model is seconds, and only reads need it."""
+    state = request.app.state
+    if getattr(state, "reader", None) is None:
+        rt: Runtime = state.runtime
+        state.reader = MemoryReader(rt.documents, rt.vectors, rt.embedder, rt.settings)
+    return state.reader
 
 
 def get_principal(
@@ -35,6 +45,7 @@ def get_principal(
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 IngestDep = Annotated[Ingest, Depends(get_ingest)]
+ReaderDep = Annotated[MemoryReader, Depends(get_reader)]
 
 
 def get_owned_session(session_id: str, runtime: RuntimeDep, principal: PrincipalDep) -> Session:

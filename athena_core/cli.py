@@ -49,13 +49,14 @@ def demo(wait_s: float = typer.Option(60.0, help="How long to wait for the pipel
 
     logging.basicConfig(level=logging.WARNING)
     settings = Settings()
-    fast = {"ATHENA_IDLE_FLUSH_EVERY_S": "2", "ATHENA_SEGMENT_IDLE_S": "3", "ATHENA_PROMOTE_EVERY_S": "5"}
+    fast = {"ATHENA_IDLE_FLUSH_EVERY_S": "2", "ATHENA_SEGMENT_IDLE_S": "2", "ATHENA_PROMOTE_EVERY_S": "5"}
     with Stack(settings, extra_env=fast) as stack:
         typer.echo(f"Athena is up on {stack.base_url}; replaying the sample conversation…")
         with AthenaClient(stack.base_url) as client:
             sample = load_sample()
             session_ids = replay(client, sample)
-            wait_for_pipeline(client, session_ids[-1], wait_s)
+            pending = wait_for_pipeline(client, session_ids, wait_s)
+            typer.echo(f"Pipeline done, {pending} events still pending." if pending else "Pipeline done: every event consolidated.")
             context = client.get_context(session_ids[-1], query="payments service latency in Go")
             typer.echo(render(context))
 

@@ -35,17 +35,16 @@ def replay(client: AthenaClient, sample: dict) -> list[str]:
     return session_ids
 
 
-def wait_for_pipeline(client: AthenaClient, session_id: str, timeout_s: float) -> None:
-    """Give the workers time to consolidate; GetSegments reports progress once the MTM tier exists."""
+def wait_for_pipeline(client: AthenaClient, session_ids: list[str], timeout_s: float) -> int:
+    """Wait until the workers have consolidated every event (idle flush closes the last segments)."""
     deadline = time.monotonic() + timeout_s
+    pending = -1
     while time.monotonic() < deadline:
-        try:
-            segments = client._call("GET", f"/api/v1/sessions/{session_id}/segments")
-        except Exception:  # noqa: BLE001 - the route arrives with the MTM tier
-            return
-        if segments and not any(s.get("open") for s in segments):
-            return
+        pending = sum(client.get_session(s)["pending_events"] for s in session_ids)
+        if pending == 0:
+            break
         time.sleep(0.5)
+    return pending
 
 
 def render(context: dict) -> str:
@@ -55,7 +54,7 @@ def render(context: dict) -> str:
         lines.append(f"  [{event['timestamp'][:16]}] {event['role']}/{event['type']}{count}: {event['content'][:100]}")
     lines.append(f"MTM relevant pages ({len(context['relevant_pages'])}):")
     for page in context["relevant_pages"]:
-        lines.append(f"  - {page.get('topic', '')}: {page.get('summary', '')[:140]}")
+        lines.append(f"  - [{page['started_at'][:10]}] {page['topic']}: {page['summary'][:160]}")
     lines.append(f"LTM facts ({len(context['facts'])}):")
     for fact in context["facts"][:10]:
         lines.append(f"  - {fact.get('statement', fact)}")

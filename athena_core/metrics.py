@@ -18,3 +18,23 @@ HTTP_REQUESTS = Counter("athena_http_requests_total", "HTTP requests", ["method"
 HTTP_SECONDS = Histogram("athena_http_request_seconds", "HTTP request latency", ["method", "route"])
 TASK_RETRIES = Counter("athena_task_retries_total", "Celery task retries", ["task"])
 DEAD_LETTERS = Counter("athena_dead_letters_total", "Tasks that exhausted their retries", ["task"])
+LLM_CALLS = Counter(
+    "athena_llm_calls_total", "LLM calls by outcome", ["provider", "purpose", "outcome"]
+)  # outcome: ok|schema_error|unparseable|unavailable
+LLM_TOKENS = Counter(
+    "athena_llm_tokens_total", "LLM tokens used, per tenant (SPEC S8)", ["provider", "purpose", "kind", "tenant"]
+)  # kind: prompt|completion
+LLM_LATENCY = Histogram(
+    "athena_llm_latency_seconds", "LLM call latency including retries", ["provider", "purpose"],
+    buckets=(0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0),
+)
+LLM_SCHEMA_FAILURES = Counter(
+    "athena_llm_schema_failures_total", "LLM replies that did not match the requested shape", ["purpose"]
+)
+LLM_RETRIES = Counter(
+    "athena_llm_retries_total", "LLM HTTP attempts retried", ["provider", "purpose", "reason"]
+)  # reason: rate_limited|server_error|timeout|connection
+BREAK_DECISIONS = Counter("athena_segment_decisions_total", "Topic-break checks by path", ["path"])
+FORMATION_OUTCOMES = Counter("athena_chain_formation_total", "Segments by outcome", ["outcome"])
+EMBEDDING_CACHE = Counter("athena_embedding_cache_total", "Embedding cache lookups", ["result"])  # hit|miss
+CHAINS_ACCESSED = Counter("athena_chains_accessed_total", "Chains returned to callers (S5.2 accesses)")

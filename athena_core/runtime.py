@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import redis
 
@@ -10,7 +11,10 @@ from athena_core.redis_connection import redis_client, resolve_redis
 from athena_core.settings import Settings
 from athena_core.stm.stm_window import StmWindow
 from athena_core.stores.local_blobs import LocalBlobs
-from athena_core.stores.ports import DocumentStore
+from athena_core.providers.embeddings import CachedEmbedder
+from athena_core.providers.factory import build_embedder, build_llm
+from athena_core.providers.llm import LLMProvider
+from athena_core.stores.ports import DocumentStore, VectorIndex
 
 
 def build_documents(settings: Settings) -> DocumentStore:
@@ -23,6 +27,18 @@ def build_documents(settings: Settings) -> DocumentStore:
     return SqliteDocuments(settings.sqlite_path)
 
 
+def build_vectors(settings: Settings, dimension: int) -> VectorIndex:
+    """SQLite exact search by default: every process (API, each worker) can open it (S9 numbers in docs)."""
+    if settings.vector_store == "milvus":
+        from athena_core.stores.milvus_vectors import MilvusVectors
+
+        return MilvusVectors(settings.milvus_uri, dimension, collection=settings.milvus_collection,
+                             token=settings.milvus_token or None)
+    from athena_core.stores.sqlite_vectors import SqliteVectors
+
+    return SqliteVectors(settings.data_dir / "vectors.sqlite3", dimension)
+
+
 @dataclass
 class Runtime:
     settings: Settings
@@ -32,9 +48,24 @@ class Runtime:
     stm: StmWindow
     blobs: LocalBlobs | None
 
+    @cached_property
+    def embedder(self) -> CachedEmbedder:
+        return build_embedder(self.settings)
+
+    @cached_property
+    def llm(self) -> LLMProvider:
+        return build_llm(self.settings)
+
+    @cached_property
+    def vectors(self) -> VectorIndex:
+        """Opened with the embedder's dimension; a mismatch with stored vectors fails here (S8)."""
+        return build_vectors(self.settings, self.embedder.dimension)
+
     def close(self) -> None:
         self.documents.close()
         self.redis.close()
+        if "vectors" in self.__dict__:
+            self.vectors.close()
 
 
 def build_runtime(settings: Settings) -> Runtime:

@@ -36,6 +36,43 @@ class Settings(BaseSettings):
     pending_sweep_age_s: int = 120
     pipeline_debounce_ttl_s: int = 300
 
+    # Providers (S8)
+    llm_provider: Literal["offline", "openai"] = "offline"
+    llm_model: str = "gpt-4o-mini"
+    openai_api_key: str = ""
+    openai_base_url: str | None = None
+    llm_timeout_s: float = 30.0
+    embedding_provider: Literal["local", "openai"] = "local"
+    embedding_model: str = "all-minilm-l6-v2"
+    embedding_dimension: int | None = None  # openai text-embedding-3-* only
+    embedding_cache_size: int = 50_000
+
+    # Vectors (S0, S9)
+    vector_store: Literal["sqlite", "milvus"] = "sqlite"
+    milvus_uri: str = ""  # a Milvus server URL, or a local Milvus Lite directory
+    milvus_token: str = ""
+    milvus_collection: str = "athena_chains"
+
+    # MTM (S4)
+    # Similarity thresholds: unset → the embedding model's calibration (athena_core/mtm/calibration.py);
+    # the SPEC values (0.72 / 0.52 / 0.6 / 0.7) are the OpenAI-embedding scale.
+    chain_sim_high: float | None = None
+    chain_sim_low: float | None = None
+    quality_mode: Literal["permissive", "balanced", "strict"] = "balanced"
+    subtopic_min_confidence: float = 0.6
+    merge_window_h: float = 72.0
+    merge_recent_limit: int = 100
+    merge_nearest: int = 5
+    merge_min_similarity: float | None = None
+    merge_min_confidence: float | None = None
+    formation_max_events: int = 200  # transcript cap per LLM call when a long chain is re-summarised
+    lock_timeout_s: int = 300
+
+    # Heat (S5)
+    heat_tau_hours: float = 24.0
+    recall_spacing_hours: float = 12.0
+    recall_factor: float = 1.5
+
     # Beat schedules (S2)
     promote_every_s: float = 1800
     archive_every_s: float = 3600

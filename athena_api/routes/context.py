@@ -1,13 +1,14 @@
-"""GetContext (SPEC S2): the STM window now; relevant pages, facts and persona as the tiers arrive."""
+"""GetContext and SearchMemory (SPEC S2): the STM window, relevant chains; facts and persona with the LTM."""
 from __future__ import annotations
 
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
-from athena_api.dependencies import RuntimeDep, SessionDep
-from athena_core.models.events import WindowEvent
+from athena_api.dependencies import ReaderDep, RuntimeDep, SessionDep
+from athena_core.models.events import WindowEvent, utc_now
+from athena_core.mtm.recall import ChainPage, SearchResult
 
 router = APIRouter(prefix="/api/v1/sessions/{session_id}", tags=["context"])
 
@@ -16,15 +17,25 @@ class ContextResponse(BaseModel):
     session_id: str
     stm_events: list[WindowEvent]
     stm_source: str  # redis | rebuilt | event_log
-    relevant_pages: list[dict]
+    relevant_pages: list[ChainPage]
     facts: list[dict]
     user_persona: list[str]
+
+
+class SearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=4096)
+    limit: int = Field(default=5, ge=1, le=100)
+    similarity_threshold: float | None = Field(default=None, ge=-1.0, le=1.0)
+    filter: dict[str, str] | None = None
 
 
 @router.get("/context", response_model=ContextResponse)
 def get_context(
     session: SessionDep,
     runtime: RuntimeDep,
+    reader: ReaderDep,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
     query: Annotated[str, Query(max_length=4096)] = "",
     pages: Annotated[int, Query(ge=0, le=50)] = 5,
@@ -34,7 +45,19 @@ def get_context(
         session_id=session.session_id,
         stm_events=events,
         stm_source=source,
-        relevant_pages=[],
+        relevant_pages=reader.relevant_pages(session.scope.user_scope, query, pages, utc_now()),
         facts=[],
         user_persona=[],
+    )
+
+
+@router.post("/context/search", response_model=list[SearchResult])
+def search_memory(body: SearchRequest, session: SessionDep, reader: ReaderDep) -> list[SearchResult]:
+    if not body.query.strip():
+        from athena_api.errors import ApiError
+
+        raise ApiError(422, "validation_error", "query must not be blank", field="query")
+    return reader.search(
+        session.scope.user_scope, body.query, body.limit, utc_now(),
+        similarity_threshold=body.similarity_threshold, metadata_filter=body.filter,
     )

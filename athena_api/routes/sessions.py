@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from athena_api.dependencies import PrincipalDep, RuntimeDep, SessionDep
 from athena_api.errors import ApiError
 from athena_core.ids import new_id
-from athena_core.models.events import utc_now
+from athena_core.models.events import EventStatus, utc_now
 from athena_core.models.sessions import Session, SessionCreate
 
 router = APIRouter(prefix="/api/v1/sessions", tags=["sessions"])
@@ -18,6 +18,10 @@ router = APIRouter(prefix="/api/v1/sessions", tags=["sessions"])
 class SessionCreated(BaseModel):
     session_id: str
     created_at: datetime
+
+
+class SessionView(Session):
+    pending_events: int  # events of this scope not yet consolidated into a chain (or rejected)
 
 
 class SessionDeleted(BaseModel):
@@ -54,9 +58,10 @@ def create_session(body: SessionCreate, runtime: RuntimeDep, principal: Principa
     return SessionCreated(session_id=session.session_id, created_at=session.created_at)
 
 
-@router.get("/{session_id}", response_model=Session)
-def get_session(session: SessionDep) -> Session:
-    return session
+@router.get("/{session_id}", response_model=SessionView)
+def get_session(session: SessionDep, runtime: RuntimeDep) -> SessionView:
+    pending = runtime.documents.count_events(session.scope, EventStatus.pending)
+    return SessionView(**session.model_dump(), pending_events=pending)
 
 
 @router.delete("/{session_id}", response_model=SessionDeleted)

@@ -58,3 +58,7 @@ class LLMProvider(Protocol):
     def same_topic(self, previous: str, current: str, *, tenant_id: str = "") -> bool:
         """Gray-zone arbitration of the break gate: do these two user messages share a topic?"""
         ...
+
+
+class LLMUnavailable(RuntimeError):
+    """The model could not be reached or refused the request (after any retries); the caller retries later."""

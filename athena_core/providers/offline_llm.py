@@ -477,9 +477,10 @@ class OfflineLLM:
 
     Settings: `summary_max_sentences` / `summary_max_chars` bound the extractive summary;
     `max_entities` caps the entity list; `same_topic_threshold` is the overlap coefficient
-    |A∩B| / min(|A|, |B|) of stemmed content words above which two messages share a topic (0.3: with
-    three or fewer content words in the shorter message one shared word suffices, with four to six it
-    takes two, so one incidental common word between long messages is not enough).
+    |A∩B| / min(|A|, |B|) of stemmed content words above which two messages share a topic (0.25: with
+    four or fewer content words in the shorter message one shared word suffices, with five to eight it
+    takes two, so one incidental common word between long messages is not enough). The pipeline passes
+    the open segment's recent text as `previous`, so the shorter side is usually the new message.
     """
 
     name = "offline"
@@ -491,7 +492,7 @@ class OfflineLLM:
         summary_max_chars: int = 400,
         max_entities: int = 15,
         max_phrase_words: int = 4,
-        same_topic_threshold: float = 0.3,
+        same_topic_threshold: float = 0.25,
     ) -> None:
         if summary_max_sentences < 1 or summary_max_chars < 20:
             raise ValueError("summary budget must allow at least one sentence of 20 characters")

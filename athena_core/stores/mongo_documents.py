@@ -11,6 +11,7 @@ from typing import Any
 from pymongo import ASCENDING, DESCENDING
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
+from athena_core.models.chains import Chain, ChainStatus
 from athena_core.models.events import Event, EventStatus
 from athena_core.models.scope import AgentScope, UserScope
 from athena_core.models.sessions import Session
@@ -80,6 +81,7 @@ class MongoDocuments:
         self.sessions = database["sessions"]
         self.events = database["cognitive_events"]
         self.dead = database["dead_letters"]
+        self.chains = database["cognitive_chains"]
         self._create_indexes()
 
     @classmethod
@@ -103,6 +105,10 @@ class MongoDocuments:
         self.events.create_index(
             [("status", ASCENDING), ("seen_at_us", ASCENDING), ("received_at_us", ASCENDING)],
             name="events_unseen_pending",
+        )
+        self.chains.create_index(
+            [("tenant_id", ASCENDING), ("user_id", ASCENDING), ("status", ASCENDING), ("last_event_at_us", DESCENDING)],
+            name="chains_by_user_recency",
         )
         self.sessions.create_index([("tenant_id", ASCENDING), ("user_id", ASCENDING)], name="sessions_by_user")
 
@@ -199,7 +205,65 @@ class MongoDocuments:
             f["status"] = status.value
         return self.events.count_documents(f)
 
+    def previous_user_message(self, scope: AgentScope, before: Event) -> Event | None:
+        ts = _us(before.timestamp)
+        f = {
+            **self._scope_filter(scope), "role": "user", "type": "message",
+            "$or": [{"timestamp_us": {"$lt": ts}}, {"timestamp_us": ts, "_id": {"$lt": before.event_id}}],
+        }
+        d = self.events.find_one(f, sort=[("timestamp_us", DESCENDING), ("_id", DESCENDING)])
+        return None if d is None else _event_from_doc(d)
+
+    # -- chains ------------------------------------------------------------------------------------
+    def upsert_chain(self, chain: Chain) -> None:
+        doc = {"_id": chain.chain_id, "tenant_id": chain.tenant_id, "user_id": chain.user_id,
+               "status": chain.status.value, "last_event_at_us": _us(chain.last_event_at),
+               "doc": chain.model_dump(mode="json")}
+        self.chains.replace_one(
+            {"_id": chain.chain_id, "tenant_id": chain.tenant_id, "user_id": chain.user_id}, doc, upsert=True
+        )
+
+    def get_chains(self, scope: UserScope, chain_ids: list[str]) -> list[Chain]:
+        if not chain_ids:
+            return []
+        f = {"tenant_id": scope.tenant_id, "user_id": scope.user_id, "_id": {"$in": list(chain_ids)}}
+        found = {d["_id"]: Chain.model_validate(d["doc"]) for d in self.chains.find(f)}
+        return [found[c] for c in chain_ids if c in found]
+
+    def recent_chains(
+        self, scope: UserScope, *, since: datetime | None = None, limit: int = 100,
+        status: ChainStatus | None = ChainStatus.active,
+    ) -> list[Chain]:
+        f: dict[str, Any] = {"tenant_id": scope.tenant_id, "user_id": scope.user_id}
+        if status is not None:
+            f["status"] = status.value
+        if since is not None:
+            f["last_event_at_us"] = {"$gte": _us(since)}
+        cursor = self.chains.find(f).sort([("last_event_at_us", DESCENDING), ("_id", DESCENDING)]).limit(limit)
+        return [Chain.model_validate(d["doc"]) for d in cursor]
+
+    def touch_chains(self, scope: UserScope, accesses: list[tuple[str, datetime, float]]) -> None:
+        for chain_id, at, strength in accesses:
+            self.chains.update_one(
+                {"_id": chain_id, "tenant_id": scope.tenant_id, "user_id": scope.user_id},
+                {"$set": {"doc.last_accessed_at": at.isoformat().replace("+00:00", "Z"),
+                          "doc.recall_strength": strength}},
+            )
+
     # -- operator sweeps ---------------------------------------------------------------------------
+    def idle_pending_scopes(self, received_before: datetime, limit: int = 1000) -> list[AgentScope]:
+        pipeline = [
+            {"$match": {"status": "pending"}},
+            {"$group": {"_id": {"t": "$tenant_id", "u": "$user_id", "a": "$agent_id"},
+                        "newest": {"$max": "$received_at_us"}}},
+            {"$match": {"newest": {"$lt": _us(received_before)}}},
+            {"$limit": limit},
+        ]
+        return [
+            AgentScope(tenant_id=d["_id"]["t"], user_id=d["_id"]["u"], agent_id=d["_id"]["a"])
+            for d in self.events.aggregate(pipeline)
+        ]
+
     def unseen_pending_scopes(self, received_before: datetime, limit: int = 1000) -> list[AgentScope]:
         pipeline = [
             {"$match": {"status": "pending", "seen_at_us": None, "received_at_us": {"$lt": _us(received_before)}}},

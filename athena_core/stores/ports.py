@@ -7,11 +7,15 @@ which return scopes and then act scope by scope.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from athena_core.models.chains import Chain, ChainStatus
 from athena_core.models.events import Event, EventStatus
 from athena_core.models.scope import AgentScope, UserScope
 from athena_core.models.sessions import Session
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @runtime_checkable
@@ -55,7 +59,29 @@ class DocumentStore(Protocol):
 
     def count_events(self, scope: AgentScope, status: EventStatus | None = None) -> int: ...
 
+    def previous_user_message(self, scope: AgentScope, before: Event) -> Event | None:
+        """The scope's newest user message strictly before `before` (timestamp, then event_id)."""
+
+    # Chains (MTM)
+    def upsert_chain(self, chain: Chain) -> None:
+        """Insert or replace the chain document by chain_id, within its user scope."""
+
+    def get_chains(self, scope: UserScope, chain_ids: list[str]) -> list[Chain]:
+        """The named chains of this user, in the order asked; unknown ids are left out."""
+
+    def recent_chains(
+        self, scope: UserScope, *, since: datetime | None = None, limit: int = 100,
+        status: ChainStatus | None = ChainStatus.active,
+    ) -> list[Chain]:
+        """The user's chains by last_event_at, newest first."""
+
+    def touch_chains(self, scope: UserScope, accesses: list[tuple[str, datetime, float]]) -> None:
+        """Record accesses (SPEC S5.2): (chain_id, last_accessed_at, recall_strength) per chain."""
+
     # Operator sweeps (unscoped by nature: they return scopes, then work scope by scope)
+    def idle_pending_scopes(self, received_before: datetime, limit: int = 1000) -> list[AgentScope]:
+        """Scopes whose pending events are all older than the cut-off (received time): idle segments."""
+
     def unseen_pending_scopes(self, received_before: datetime, limit: int = 1000) -> list[AgentScope]:
         """Scopes holding pending events the pipeline has never seen, received before the cut-off."""
 
@@ -63,3 +89,49 @@ class DocumentStore(Protocol):
         """Keep a task that exhausted its retries where operators can see it (SPEC S7)."""
 
     def dead_letters(self, limit: int = 100) -> list[dict]: ...
+
+
+class VectorHit(tuple):
+    """(chain_id, similarity): cosine similarity in [-1, 1], higher is closer."""
+
+    __slots__ = ()
+
+    def __new__(cls, chain_id: str, similarity: float) -> "VectorHit":
+        return super().__new__(cls, (chain_id, float(similarity)))
+
+    @property
+    def chain_id(self) -> str:
+        return self[0]
+
+    @property
+    def similarity(self) -> float:
+        return self[1]
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    """One vector per chain, user-scoped (SPEC S4, S1). Engines: SQLite exact search, Milvus.
+
+    Vectors given to and compared by the index are L2-normalised float32 of `dimension` values.
+    """
+
+    engine: str
+    dimension: int
+
+    def ping(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def upsert(self, scope: UserScope, chain_id: str, vector: "np.ndarray") -> None:
+        """Insert or replace the chain's vector (upsert by chain id)."""
+
+    def delete(self, scope: UserScope, chain_ids: list[str]) -> int:
+        """Remove these chains' vectors (archival); returns how many existed."""
+
+    def delete_user(self, scope: UserScope) -> int:
+        """Remove every vector of the user (purge)."""
+
+    def search(self, scope: UserScope, vector: "np.ndarray", limit: int) -> list[VectorHit]:
+        """The user's `limit` nearest chains, most similar first. Never another user's or tenant's."""
+
+    def count(self, scope: UserScope) -> int: ...

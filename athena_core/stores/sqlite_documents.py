@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
+from athena_core.models.chains import Chain, ChainStatus
 from athena_core.models.events import Event, EventStatus
 from athena_core.models.scope import AgentScope, UserScope
 from athena_core.models.sessions import Session
@@ -36,6 +37,13 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE INDEX IF NOT EXISTS events_by_scope_time ON events (tenant_id, user_id, agent_id, timestamp, event_id);
 CREATE INDEX IF NOT EXISTS events_by_scope_status ON events (tenant_id, user_id, agent_id, status, timestamp);
 CREATE INDEX IF NOT EXISTS events_unseen_pending ON events (status, seen_at, received_at);
+CREATE TABLE IF NOT EXISTS chains (
+    chain_id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, status TEXT NOT NULL,
+    last_event_at REAL NOT NULL, doc TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS chains_by_user_recency ON chains (tenant_id, user_id, status, last_event_at);
+CREATE INDEX IF NOT EXISTS events_user_messages ON events (tenant_id, user_id, agent_id, role, type, timestamp);
 CREATE TABLE IF NOT EXISTS dead_letters (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     task_name TEXT NOT NULL, task_id TEXT NOT NULL, args TEXT NOT NULL, error TEXT NOT NULL,
@@ -232,7 +240,74 @@ class SqliteDocuments:
             params.append(status.value)
         return self._conn().execute(sql, params).fetchone()[0]
 
+    def previous_user_message(self, scope: AgentScope, before: Event) -> Event | None:
+        row = self._conn().execute(
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = ? AND user_id = ? AND agent_id = ? "
+            "AND role = 'user' AND type = 'message' AND (timestamp < ? OR (timestamp = ? AND event_id < ?)) "
+            "ORDER BY timestamp DESC, event_id DESC LIMIT 1",
+            (scope.tenant_id, scope.user_id, scope.agent_id, _epoch(before.timestamp), _epoch(before.timestamp),
+             before.event_id),
+        ).fetchone()
+        return None if row is None else _event_from_row(row)
+
+    # -- chains ------------------------------------------------------------------------------------
+    def upsert_chain(self, chain: Chain) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO chains VALUES (?,?,?,?,?,?) ON CONFLICT(chain_id) DO UPDATE SET "
+                "status = excluded.status, last_event_at = excluded.last_event_at, doc = excluded.doc "
+                "WHERE chains.tenant_id = excluded.tenant_id AND chains.user_id = excluded.user_id",
+                (chain.chain_id, chain.tenant_id, chain.user_id, chain.status.value,
+                 _epoch(chain.last_event_at), chain.model_dump_json()),
+            )
+
+    def get_chains(self, scope: UserScope, chain_ids: list[str]) -> list[Chain]:
+        if not chain_ids:
+            return []
+        rows = self._conn().execute(
+            f"SELECT chain_id, doc FROM chains WHERE tenant_id = ? AND user_id = ? "
+            f"AND chain_id IN ({_placeholders(chain_ids)})",
+            (scope.tenant_id, scope.user_id, *chain_ids),
+        )
+        found = {r[0]: Chain.model_validate_json(r[1]) for r in rows}
+        return [found[c] for c in chain_ids if c in found]
+
+    def recent_chains(
+        self, scope: UserScope, *, since: datetime | None = None, limit: int = 100,
+        status: ChainStatus | None = ChainStatus.active,
+    ) -> list[Chain]:
+        sql = "SELECT doc FROM chains WHERE tenant_id = ? AND user_id = ?"
+        params: list = [scope.tenant_id, scope.user_id]
+        if status is not None:
+            sql += " AND status = ?"
+            params.append(status.value)
+        if since is not None:
+            sql += " AND last_event_at >= ?"
+            params.append(_epoch(since))
+        sql += " ORDER BY last_event_at DESC, chain_id DESC LIMIT ?"
+        params.append(limit)
+        return [Chain.model_validate_json(r[0]) for r in self._conn().execute(sql, params)]
+
+    def touch_chains(self, scope: UserScope, accesses: list[tuple[str, datetime, float]]) -> None:
+        if not accesses:
+            return
+        with self._write() as conn:
+            conn.executemany(
+                "UPDATE chains SET doc = json_set(doc, '$.last_accessed_at', ?, '$.recall_strength', ?) "
+                "WHERE tenant_id = ? AND user_id = ? AND chain_id = ?",
+                [(at.isoformat().replace("+00:00", "Z"), strength, scope.tenant_id, scope.user_id, chain_id)
+                 for chain_id, at, strength in accesses],
+            )
+
     # -- operator sweeps ---------------------------------------------------------------------------
+    def idle_pending_scopes(self, received_before: datetime, limit: int = 1000) -> list[AgentScope]:
+        rows = self._conn().execute(
+            "SELECT tenant_id, user_id, agent_id FROM events WHERE status = 'pending' "
+            "GROUP BY tenant_id, user_id, agent_id HAVING MAX(received_at) < ? LIMIT ?",
+            (_epoch(received_before), limit),
+        )
+        return [AgentScope(tenant_id=r[0], user_id=r[1], agent_id=r[2]) for r in rows]
+
     def unseen_pending_scopes(self, received_before: datetime, limit: int = 1000) -> list[AgentScope]:
         rows = self._conn().execute(
             "SELECT DISTINCT tenant_id, user_id, agent_id FROM events "

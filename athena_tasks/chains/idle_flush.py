@@ -1,10 +1,23 @@
-"""Beat: consolidate segments idle for `ATHENA_SEGMENT_IDLE_S` (SPEC S4). Filled in by the MTM issue."""
+"""Beat: consolidate the open segment of scopes idle for `ATHENA_SEGMENT_IDLE_S` (SPEC S4).
+
+Nothing is left unsummarised: a conversation that simply stops is still consolidated.
+"""
 from __future__ import annotations
 
+from datetime import timedelta
+
+from athena_core.models.events import utc_now
 from athena_tasks.app import app
 from athena_tasks.base import AthenaTask
+from athena_tasks.chains.pipeline import pipeline_for
+from athena_tasks.worker_runtime import get_runtime
 
 
 @app.task(base=AthenaTask, name="athena.beat.idle_flush")
 def flush_idle_segments() -> dict:
-    return {"scopes_flushed": 0}
+    runtime = get_runtime()
+    cutoff = utc_now() - timedelta(seconds=runtime.settings.segment_idle_s)
+    scopes = runtime.documents.idle_pending_scopes(cutoff)
+    for scope in scopes:
+        pipeline_for(scope, flush=True).apply_async()
+    return {"scopes_flushed": len(scopes)}

@@ -1,23 +1,30 @@
 """The pipeline chain of one agent scope: coalesce → segment → summarize → embed (SPEC S0, S4).
 
 Each step takes and returns a small JSON dict, so the chain needs no result backend and any step can
-be re-run: every step is idempotent on the event log's state.
+be re-run: chain ids derive from segments, merges are unions and events are re-checked for `pending`
+before they are summarised, so a redelivered task (late acks) repeats no work.
 """
 from __future__ import annotations
 
 from celery import chain
 from celery.canvas import Signature
 
-from athena_core.models.events import utc_now
+from athena_core import metrics
+from athena_core.models.events import EventStatus, utc_now
 from athena_core.models.scope import AgentScope
+from athena_core.mtm.calibration import calibration_for
+from athena_core.mtm.chain_formation import ChainFormer
+from athena_core.mtm.segmenter import BreakDetector, plan_segments
+from athena_core.models.chains import ChainStatus
 from athena_tasks.app import app
 from athena_tasks.base import AthenaTask
 from athena_tasks.chains.run_requests import clear_run_request
+from athena_tasks.chains.scope_lock import scope_lock
 from athena_tasks.worker_runtime import get_runtime
 
 
 @app.task(base=AthenaTask, name="athena.pipeline.coalesce")
-def coalesce(scope_key: str) -> dict:
+def coalesce(scope_key: str, flush: bool = False) -> dict:
     """Take the scope's pending events as one snapshot for this run.
 
     The run request flag is cleared *before* the snapshot, so an event stored after this point asks
@@ -28,26 +35,67 @@ def coalesce(scope_key: str) -> dict:
     clear_run_request(runtime.redis, scope)
     pending = runtime.documents.pending_events(scope)
     runtime.documents.mark_seen(scope, [e.event_id for e in pending if e.seen_at is None], utc_now())
-    return {"scope": scope_key, "event_ids": [e.event_id for e in pending]}
+    return {"scope": scope_key, "event_ids": [e.event_id for e in pending], "flush": flush}
 
 
 @app.task(base=AthenaTask, name="athena.pipeline.segment")
 def segment(batch: dict) -> dict:
-    """Topic-break detection over the snapshot (MTM issue); passes the snapshot through for now."""
-    return batch
+    """Topic-break detection over the snapshot: which pending events form finished segments."""
+    runtime = get_runtime()
+    settings = runtime.settings
+    scope = AgentScope.from_key(batch["scope"])
+    with scope_lock(runtime.redis, f"segment:{scope.key}", settings.lock_timeout_s):
+        events = [e for e in runtime.documents.get_events(scope.user_scope, batch["event_ids"])
+                  if e.status == EventStatus.pending and e.agent_id == scope.agent_id]
+        if not events:
+            return {"scope": batch["scope"], "segments": []}
+        calibration = calibration_for(settings, runtime.embedder.model_name)
+        detector = BreakDetector(runtime.embedder, runtime.llm, high=calibration.break_high,
+                                 low=calibration.break_low, tenant_id=scope.tenant_id)
+        plan = plan_segments(
+            events, runtime.documents.previous_user_message(scope, events[0]), detector,
+            max_events=settings.segment_max_events, flush_all=batch.get("flush", False),
+        )
+    for decision in plan.decisions:
+        metrics.BREAK_DECISIONS.labels(decision.value).inc()
+    return {"scope": batch["scope"], "segments": [[e.event_id for e in s] for s in plan.segments]}
 
 
 @app.task(base=AthenaTask, name="athena.pipeline.summarize")
 def summarize(batch: dict) -> dict:
-    """Chain formation for finished segments (MTM issue); passes through for now."""
-    return batch
+    """Form (or merge) one chain per finished segment; one user's formations run one at a time."""
+    runtime = get_runtime()
+    scope = AgentScope.from_key(batch["scope"])
+    former = ChainFormer(runtime.documents, runtime.vectors, runtime.llm, runtime.embedder, runtime.settings)
+    chain_ids: list[str] = []
+    for segment_ids in batch["segments"]:
+        with scope_lock(runtime.redis, f"chains:{scope.tenant_id}:{scope.user_id}", runtime.settings.lock_timeout_s):
+            events = [e for e in runtime.documents.get_events(scope.user_scope, segment_ids)
+                      if e.status == EventStatus.pending and e.agent_id == scope.agent_id]
+            if not events:
+                continue  # already summarised by an earlier delivery of this task
+            outcome = former.form(scope, events, utc_now())
+        if outcome.chain_id and outcome.chain_id not in chain_ids:
+            chain_ids.append(outcome.chain_id)
+    return {"scope": batch["scope"], "chain_ids": chain_ids}
 
 
 @app.task(base=AthenaTask, name="athena.pipeline.embed")
 def embed(batch: dict) -> dict:
-    """Vector upsert of formed chains (MTM issue); passes through for now."""
-    return batch
+    """Upsert each formed chain's vector (one per chain); archived chains have none."""
+    runtime = get_runtime()
+    user = AgentScope.from_key(batch["scope"]).user_scope
+    chains = runtime.documents.get_chains(user, batch["chain_ids"])
+    active = [c for c in chains if c.status == ChainStatus.active]
+    if active:
+        vectors = runtime.embedder.embed([c.search_text for c in active])
+        for chain_doc, vector in zip(active, vectors):
+            runtime.vectors.upsert(user, chain_doc.chain_id, vector)
+    archived = [c.chain_id for c in chains if c.status != ChainStatus.active]
+    if archived:
+        runtime.vectors.delete(user, archived)
+    return {"scope": batch["scope"], "chain_ids": batch["chain_ids"], "embedded": len(active)}
 
 
-def pipeline_for(scope: AgentScope) -> Signature:
-    return chain(coalesce.s(scope.key), segment.s(), summarize.s(), embed.s())
+def pipeline_for(scope: AgentScope, flush: bool = False) -> Signature:
+    return chain(coalesce.s(scope.key, flush), segment.s(), summarize.s(), embed.s())

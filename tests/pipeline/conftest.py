@@ -18,7 +18,9 @@ def worker_runtime(tmp_path_factory, redis_url: str) -> Iterator[Runtime]:
     from athena_tasks.app import app
 
     app.loader.import_default_modules()
-    runtime = build_runtime(Settings(data_dir=tmp_path_factory.mktemp("worker"), redis_url=redis_url))
+    settings = Settings(data_dir=tmp_path_factory.mktemp("worker"), redis_url=redis_url, segment_idle_s=1)
+    runtime = build_runtime(settings)
+    runtime.embedder.embed(["warm up the model before the worker starts"])
     set_runtime(runtime)
     with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False, loglevel="WARNING",
                       shutdown_timeout=20):

@@ -60,9 +60,13 @@ def test_storing_an_event_runs_the_pipeline_on_the_worker(worker_api: TestClient
 
 def test_the_chain_runs_all_four_steps(worker_api: TestClient, worker_runtime: Runtime) -> None:
     session_id, scope = _new_session(worker_api)
-    worker_api.post(f"/api/v1/sessions/{session_id}/interactions", json={"user_message": "one"})
-    result = pipeline_for(scope).apply_async().get(timeout=15)
-    assert result["scope"] == scope.key and len(result["event_ids"]) == 1
+    worker_api.post(f"/api/v1/sessions/{session_id}/interactions", json={
+        "user_message": "How do I rotate the TLS certificates of our Nginx ingress before they expire on Friday?",
+        "agent_response": "Renew them with cert-manager, then reload Nginx; the ingress picks up the new secret."})
+    result = pipeline_for(scope, flush=True).apply_async().get(timeout=30)
+    assert result["scope"] == scope.key and len(result["chain_ids"]) == 1 and result["embedded"] == 1
+    [chain] = worker_runtime.documents.get_chains(scope.user_scope, result["chain_ids"])
+    assert worker_runtime.vectors.search(scope.user_scope, worker_runtime.embedder.embed([chain.search_text])[0], 1)[0].chain_id == chain.chain_id
     steps = [t.name for t in pipeline_for(scope).tasks]
     assert steps == ["athena.pipeline.coalesce", "athena.pipeline.segment", "athena.pipeline.summarize",
                      "athena.pipeline.embed"]

@@ -48,7 +48,7 @@ def test_events_stored_while_the_broker_is_down_are_swept_into_the_pipeline(tmp_
             ensure_embedded_redis(data_dir)  # the broker returns (same socket)
             stack.start_worker()
             stack.start_beat()
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + 180  # the worker loads the embedding model first
             while documents.get_events(scope.user_scope, [event_id])[0].seen_at is None:
                 assert time.monotonic() < deadline, "the pending sweep never enqueued the event"
                 time.sleep(0.2)

