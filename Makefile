@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run demo test bench bench-quick flower clean
+.PHONY: run demo test bench bench-quick flower clean eval
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,3 +27,6 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .athena
+
+eval: $(STAMP)
+	$(BIN)/athena eval locomo

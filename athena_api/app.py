@@ -9,7 +9,7 @@ from fastapi import FastAPI
 
 from athena_api.errors import install_error_handlers
 from athena_api.observability import RequestObservability
-from athena_api.routes import analysis, context, events, health, sessions
+from athena_api.routes import admin, analysis, context, events, health, sessions
 from athena_core.auth import Authenticator
 from athena_core.ingest import Ingest
 from athena_core.runtime import Runtime, build_runtime
@@ -34,6 +34,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         app.state.authenticator = authenticator
         app.state.ingest = Ingest(rt.documents, rt.stm, requester.request)
         app.state.reader = None
+        app.state.facts = None
         if not settings.auth_enabled:
             log.warning(
                 "AUTH IS OFF (ATHENA_AUTH_MODE=off): every caller may act for every tenant. "
@@ -50,7 +51,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    for router in (sessions.router, events.router, context.router, analysis.router, health.router):
+    for router in (sessions.router, events.router, context.router, analysis.router, admin.router, health.router):
         app.include_router(router)
     max_body = settings.max_payload_bytes * 4 // 3 + settings.max_content_bytes * 2 + 64 * 1024
     app.add_middleware(RequestObservability, max_body_bytes=max_body)

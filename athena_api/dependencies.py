@@ -9,6 +9,7 @@ from athena_api.errors import ApiError
 from athena_core.auth import AuthError, Authenticator, Principal
 from athena_core.ingest import Ingest
 from athena_core.models.sessions import Session
+from athena_core.ltm.retrieval import FactRetriever
 from athena_core.mtm.recall import MemoryReader
 from athena_core.runtime import Runtime
 
@@ -30,6 +31,14 @@ def get_reader(request: Request) -> "MemoryReader":
     return state.reader
 
 
+def get_facts(request: Request) -> "FactRetriever":
+    state = request.app.state
+    if getattr(state, "facts", None) is None:
+        rt: Runtime = state.runtime
+        state.facts = FactRetriever(rt.graph, rt.settings)
+    return state.facts
+
+
 def get_principal(
     request: Request,
     x_api_key: Annotated[str | None, Header()] = None,
@@ -46,6 +55,7 @@ RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 IngestDep = Annotated[Ingest, Depends(get_ingest)]
 ReaderDep = Annotated[MemoryReader, Depends(get_reader)]
+FactsDep = Annotated[FactRetriever, Depends(get_facts)]
 
 
 def get_owned_session(session_id: str, runtime: RuntimeDep, principal: PrincipalDep) -> Session:
@@ -63,3 +73,6 @@ def require_admin(principal: PrincipalDep) -> Principal:
     if not principal.is_admin:
         raise ApiError(403, "forbidden", "this route needs the admin role")
     return principal
+
+
+AdminDep = Annotated[Principal, Depends(require_admin)]

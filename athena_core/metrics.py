@@ -38,3 +38,11 @@ BREAK_DECISIONS = Counter("athena_segment_decisions_total", "Topic-break checks 
 FORMATION_OUTCOMES = Counter("athena_chain_formation_total", "Segments by outcome", ["outcome"])
 EMBEDDING_CACHE = Counter("athena_embedding_cache_total", "Embedding cache lookups", ["result"])  # hit|miss
 CHAINS_ACCESSED = Counter("athena_chains_accessed_total", "Chains returned to callers (S5.2 accesses)")
+PROMOTIONS = Counter("athena_promotions_total", "Chains promoted into the knowledge graph")
+GRAPH_WRITES = Counter("athena_graph_observations_total", "New edge observations written to the graph")
+CHAINS_ARCHIVED = Counter("athena_chains_archived_total", "Chains archived")
+ANALYTICS_RUNS = Counter("athena_analytics_runs_total", "Community analytics runs by outcome", ["outcome"])
+EXTRACTION_RELATION_CORRECTIONS = Counter(
+    "athena_extraction_relation_corrections_total",
+    "Extracted relations outside the vocabulary, rewritten to RELATES_TO (original kept in the nuance)",
+)

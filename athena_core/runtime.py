@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from functools import cached_property
 
 import redis
@@ -15,6 +16,10 @@ from athena_core.providers.embeddings import CachedEmbedder
 from athena_core.providers.factory import build_embedder, build_llm
 from athena_core.providers.llm import LLMProvider
 from athena_core.stores.ports import DocumentStore, VectorIndex
+
+if TYPE_CHECKING:
+    from athena_core.ltm.extraction import TripleExtractor
+    from athena_core.ltm.graph_port import GraphStore
 
 
 def build_documents(settings: Settings) -> DocumentStore:
@@ -39,6 +44,26 @@ def build_vectors(settings: Settings, dimension: int) -> VectorIndex:
     return SqliteVectors(settings.data_dir / "vectors.sqlite3", dimension)
 
 
+def build_graph(settings: Settings) -> "GraphStore":
+    if settings.graph_store == "arango":
+        from athena_core.ltm.arango_graph import ArangoGraph
+
+        return ArangoGraph(settings.arango_url, settings.arango_username, settings.arango_password)
+    from athena_core.ltm.sqlite_graph import SqliteGraph
+
+    return SqliteGraph(settings.data_dir / "graph.sqlite3")
+
+
+def build_extractor(settings: Settings, llm: LLMProvider) -> "TripleExtractor":
+    if settings.llm_provider == "openai":
+        from athena_core.ltm.extraction import OpenAITripleExtractor
+
+        return OpenAITripleExtractor(llm)
+    from athena_core.ltm.extraction import OfflineTripleExtractor
+
+    return OfflineTripleExtractor()
+
+
 @dataclass
 class Runtime:
     settings: Settings
@@ -61,11 +86,21 @@ class Runtime:
         """Opened with the embedder's dimension; a mismatch with stored vectors fails here (S8)."""
         return build_vectors(self.settings, self.embedder.dimension)
 
+    @cached_property
+    def graph(self) -> "GraphStore":
+        return build_graph(self.settings)
+
+    @cached_property
+    def extractor(self) -> "TripleExtractor":
+        llm = self.llm.inner if hasattr(self.llm, "inner") else self.llm
+        return build_extractor(self.settings, llm)
+
     def close(self) -> None:
         self.documents.close()
         self.redis.close()
-        if "vectors" in self.__dict__:
-            self.vectors.close()
+        for lazy in ("vectors", "graph"):
+            if lazy in self.__dict__:
+                self.__dict__[lazy].close()
 
 
 def build_runtime(settings: Settings) -> Runtime:

@@ -73,6 +73,20 @@ class Settings(BaseSettings):
     recall_spacing_hours: float = 12.0
     recall_factor: float = 1.5
 
+    # LTM (S6, S7)
+    graph_store: Literal["sqlite", "arango"] = "sqlite"
+    arango_url: str = "http://127.0.0.1:8529"
+    arango_username: str = "root"
+    arango_password: str = ""
+    promote_threshold: float = 0.3
+    promote_batch: int = 200
+    graph_min_confidence: float = 0.5
+    graph_depth: int = 2
+    graph_limit: int = 50
+    persona_lines: int = 5
+    archive_heat: float = 0.1
+    archive_idle_days: float = 7.0
+
     # Beat schedules (S2)
     promote_every_s: float = 1800
     archive_every_s: float = 3600

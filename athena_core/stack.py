@@ -97,6 +97,14 @@ class Stack:
             time.sleep(0.1)
         raise TimeoutError(f"the API did not answer on {self.base_url} within {timeout_s} s")
 
+    def assert_running(self) -> None:
+        """Raise with the log tail of any process that exited, instead of waiting for a timeout."""
+        for name, proc in self.processes.items():
+            if proc.poll() is not None:
+                log = (self.log_dir or self.settings.data_dir / "logs") / f"{name}.log"
+                tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
+                raise RuntimeError(f"{name} exited with {proc.returncode}:\n{tail}")
+
     def stop_process(self, name: str, sig: int = signal.SIGTERM, timeout_s: float = 15.0) -> None:
         proc = self.processes.pop(name, None)
         if proc is None or proc.poll() is not None:

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import json
 import os
 import re
 import shutil
@@ -126,11 +128,52 @@ def wait_for_pipeline_drain(r: redis.Redis, tenant: str, timeout_s: float) -> tu
 
 def delete_tenant_keys(r: redis.Redis, tenant_prefix: str) -> int:
     deleted = 0
-    for pattern in (f"stm:{tenant_prefix}*", f"pipeline:requested:{tenant_prefix}*"):
+    for pattern in (f"*{tenant_prefix}*",):  # stm:, pipeline:requested:, scope locks … of this run's tenant
         batch = list(r.scan_iter(match=pattern, count=1000))
         for i in range(0, len(batch), 500):
             deleted += r.delete(*batch[i:i + 500])
     return deleted
+
+
+def _queued_scope_key(raw: bytes) -> str:
+    """The scope key a queued kombu message runs the pipeline for ('' if it is not a pipeline run)."""
+    try:
+        message = json.loads(raw)
+        args = json.loads(base64.b64decode(message["body"]))[0]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return ""
+    if not args:
+        return ""
+    first = args[0]  # coalesce takes the scope key; later steps take a batch dict carrying it
+    return str(first.get("scope", "")) if isinstance(first, dict) else str(first)
+
+
+def purge_queued_runs(r: redis.Redis, tenant_prefix: str) -> int:
+    """Remove this run's pipeline messages still queued (no worker consumed them); others' stay."""
+    removed = 0
+    for raw in r.lrange(PIPELINE_QUEUE, 0, -1):
+        if _queued_scope_key(raw).startswith(tenant_prefix):
+            removed += r.lrem(PIPELINE_QUEUE, 1, raw)
+    return removed
+
+
+def delete_task_results(r: redis.Redis, tenant_prefix: str) -> int:
+    """Celery result-backend entries of this run's pipeline steps (they would expire after an hour)."""
+    needle = tenant_prefix.encode()  # "bench-<run id>": unique to this run
+    mine = [k for k in r.scan_iter(match="celery-task-meta-*", count=1000) if needle in (r.get(k) or b"")]
+    return r.delete(*mine) if mine else 0
+
+
+def kombu_keys(r: redis.Redis) -> set[bytes]:
+    keys = set(r.scan_iter(match="_kombu.binding*", count=1000))
+    return keys | ({PIPELINE_QUEUE.encode()} if r.exists(PIPELINE_QUEUE) else set())
+
+
+def worker_log_tail(stack: Stack, name: str, lines: int = 5) -> str:
+    path = (stack.log_dir or stack.settings.data_dir / "logs") / f"{name}.log"
+    if not path.exists():
+        return ""
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
 # ----------------------------------------------------------------------------------------- baseline
@@ -258,6 +301,7 @@ def bench_one_redis(
     stack = Stack(settings=settings, worker_concurrency=args.worker_concurrency, with_beat=False, extra_env=extra_env)
     tenant_prefix = f"bench-{run_id}"
     r: redis.Redis | None = None
+    preexisting: set[bytes] = set()
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
         stack.start_redis()
@@ -269,7 +313,11 @@ def bench_one_redis(
         if not args.no_worker:
             worker_ready = wait_for_worker(stack, "worker", 90.0)
             log(f"[{label}] worker ready: {worker_ready}")
+            if not worker_ready:
+                log(f"[{label}] worker log tail:\n{worker_log_tail(stack, 'worker')}")
         r = redis_client(location_from_url(stack.settings.redis_url))
+        if label == "url":
+            preexisting = kombu_keys(r)
         metrics_client = httpx.Client(base_url=stack.base_url, trust_env=False)
         log(f"[{label}] API on {stack.base_url}, redis {stack.settings.redis_url}, data {data_dir}")
 
@@ -326,8 +374,16 @@ def bench_one_redis(
     finally:
         if r is not None and label == "url":
             try:
-                wait_for_pipeline_drain(r, tenant_prefix, 30.0)  # let the worker consume what we queued
-                delete_tenant_keys(r, tenant_prefix)
+                if worker_alive(stack):
+                    wait_for_pipeline_drain(r, tenant_prefix, 30.0)  # let the worker consume what we queued
+                stack.stop_process("worker")
+                purged = purge_queued_runs(r, tenant_prefix)
+                deleted = delete_tenant_keys(r, tenant_prefix) + delete_task_results(r, tenant_prefix)
+                if r.llen(PIPELINE_QUEUE) == 0:  # kombu bookkeeping this run created, if nobody else uses it
+                    created = kombu_keys(r) - preexisting
+                    if created:
+                        deleted += r.delete(*created)
+                log(f"[{label}] external Redis cleanup: {purged} queued runs purged, {deleted} keys deleted")
             except redis.RedisError as exc:
                 log(f"[{label}] cleanup of {tenant_prefix} keys failed: {exc}")
         if r is not None:
@@ -346,7 +402,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--worker-concurrency", type=int, default=2)
     p.add_argument("--embedded-only", action="store_true", help="ignore ATHENA_REDIS_URL")
     p.add_argument("--allow-remote-redis", action="store_true", help="allow a non-loopback ATHENA_REDIS_URL")
-    p.add_argument("--drain-timeout", type=float, default=120.0, help="max seconds to wait for the worker")
+    p.add_argument("--drain-timeout", type=float, default=60.0, help="max seconds to wait for the worker")
     args = p.parse_args(argv)
     if args.events is None:
         args.events = 2000 if args.quick else 20000

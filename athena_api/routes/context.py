@@ -1,12 +1,13 @@
-"""GetContext and SearchMemory (SPEC S2): the STM window, relevant chains; facts and persona with the LTM."""
+"""GetContext and SearchMemory (SPEC S2): the STM window, relevant chains, graph facts and persona."""
 from __future__ import annotations
 
 from typing import Annotated
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from athena_api.dependencies import ReaderDep, RuntimeDep, SessionDep
+from athena_api.dependencies import FactsDep, ReaderDep, RuntimeDep, SessionDep
+from athena_core.ltm.retrieval import FactView
 from athena_core.models.events import WindowEvent, utc_now
 from athena_core.mtm.recall import ChainPage, SearchResult
 
@@ -18,7 +19,7 @@ class ContextResponse(BaseModel):
     stm_events: list[WindowEvent]
     stm_source: str  # redis | rebuilt | event_log
     relevant_pages: list[ChainPage]
-    facts: list[dict]
+    facts: list[FactView]
     user_persona: list[str]
 
 
@@ -30,34 +31,40 @@ class SearchRequest(BaseModel):
     similarity_threshold: float | None = Field(default=None, ge=-1.0, le=1.0)
     filter: dict[str, str] | None = None
 
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
 
 @router.get("/context", response_model=ContextResponse)
 def get_context(
     session: SessionDep,
     runtime: RuntimeDep,
     reader: ReaderDep,
+    facts: FactsDep,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
     query: Annotated[str, Query(max_length=4096)] = "",
     pages: Annotated[int, Query(ge=0, le=50)] = 5,
 ) -> ContextResponse:
+    user = session.scope.user_scope
     events, source = runtime.stm.read(session.scope, limit)
     return ContextResponse(
         session_id=session.session_id,
         stm_events=events,
         stm_source=source,
-        relevant_pages=reader.relevant_pages(session.scope.user_scope, query, pages, utc_now()),
-        facts=[],
-        user_persona=[],
+        relevant_pages=reader.relevant_pages(user, query, pages, utc_now()),
+        facts=facts.facts(user, query),
+        user_persona=facts.persona(user),
     )
 
 
 @router.post("/context/search", response_model=list[SearchResult])
-def search_memory(body: SearchRequest, session: SessionDep, reader: ReaderDep) -> list[SearchResult]:
-    if not body.query.strip():
-        from athena_api.errors import ApiError
-
-        raise ApiError(422, "validation_error", "query must not be blank", field="query")
-    return reader.search(
-        session.scope.user_scope, body.query, body.limit, utc_now(),
-        similarity_threshold=body.similarity_threshold, metadata_filter=body.filter,
-    )
+def search_memory(body: SearchRequest, session: SessionDep, reader: ReaderDep, facts: FactsDep) -> list[SearchResult]:
+    """Chains by cosine similarity (sorted, threshold and filter applied), then graph facts (S6.4 order)."""
+    user = session.scope.user_scope
+    chains = reader.search(user, body.query, body.limit, utc_now(),
+                           similarity_threshold=body.similarity_threshold, metadata_filter=body.filter)
+    return chains + reader.fact_results(body.query, facts.facts(user, body.query)[: body.limit])

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from fastapi import APIRouter
 from pydantic import BaseModel
@@ -11,6 +12,7 @@ from athena_api.errors import ApiError
 from athena_core.ids import new_id
 from athena_core.models.events import EventStatus, utc_now
 from athena_core.models.sessions import Session, SessionCreate
+from athena_core.purge import PurgeReport, purge_user
 
 router = APIRouter(prefix="/api/v1/sessions", tags=["sessions"])
 
@@ -27,6 +29,7 @@ class SessionView(Session):
 class SessionDeleted(BaseModel):
     session_id: str
     deleted: bool
+    purge: PurgeReport | None = None
 
 
 def _claimed(field: str, body_value: str | None, claim: str | None) -> str | None:
@@ -65,8 +68,12 @@ def get_session(session: SessionDep, runtime: RuntimeDep) -> SessionView:
 
 
 @router.delete("/{session_id}", response_model=SessionDeleted)
-def delete_session(session: SessionDep, runtime: RuntimeDep, purge: str | None = None) -> SessionDeleted:
-    if purge is not None:
-        raise ApiError(422, "validation_error", "purge=user is not available yet (LTM issue)", field="purge")
+def delete_session(
+    session: SessionDep, runtime: RuntimeDep, purge: Literal["user"] | None = None
+) -> SessionDeleted:
+    """Delete the session handle; with `?purge=user`, erase the user's memory in every store (S7.4)."""
+    if purge == "user":
+        report = purge_user(runtime, session.scope.user_scope)
+        return SessionDeleted(session_id=session.session_id, deleted=True, purge=report)
     deleted = runtime.documents.delete_session(session.session_id)
     return SessionDeleted(session_id=session.session_id, deleted=deleted)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel
 
 from athena_core import metrics
@@ -12,6 +14,9 @@ from athena_core.models.scope import UserScope
 from athena_core.providers.embeddings import Embedder
 from athena_core.settings import Settings
 from athena_core.stores.ports import DocumentStore, VectorIndex
+
+if TYPE_CHECKING:
+    from athena_core.ltm.retrieval import FactView
 
 
 class ChainPage(BaseModel):
@@ -102,6 +107,17 @@ class MemoryReader:
             SearchResult(content=c.summary, similarity_score=round(s, 6), source_type="chain", source_id=c.chain_id,
                          timestamp=c.last_event_at, topic=c.topic)
             for c, s in results
+        ]
+
+    def fact_results(self, query: str, facts: list["FactView"]) -> list[SearchResult]:
+        """Graph enrichment: each fact as a result, scored by the cosine of its statement to the query."""
+        if not facts:
+            return []
+        vectors = self.embedder.embed([query, *(f.statement for f in facts)])
+        return [
+            SearchResult(content=f.statement, similarity_score=round(float(vectors[0] @ v), 6), source_type="fact",
+                         source_id=f.edge_id, timestamp=f.valid_at)
+            for f, v in zip(facts, vectors[1:])
         ]
 
     def access(self, scope: UserScope, chains: list[Chain], now: datetime) -> None:

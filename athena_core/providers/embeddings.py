@@ -10,6 +10,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from athena_core import metrics
+
 
 @runtime_checkable
 class Embedder(Protocol):
@@ -72,10 +74,12 @@ class CachedEmbedder:
                 self._cache.move_to_end(key)
                 out[i] = cached
                 self.hits += 1
+                metrics.EMBEDDING_CACHE.labels("hit").inc()
             else:
                 missing.setdefault(key, []).append(i)
         if missing:
             self.misses += len(missing)
+            metrics.EMBEDDING_CACHE.labels("miss").inc(len(missing))
             first_index = [positions[0] for positions in missing.values()]
             fresh = self.inner.embed([texts[i] for i in first_index])
             for (key, positions), vector in zip(missing.items(), fresh):

@@ -14,9 +14,10 @@ def build_llm(settings: Settings) -> LLMProvider:
             model=settings.llm_model, api_key=settings.openai_api_key, base_url=settings.openai_base_url,
             timeout_s=settings.llm_timeout_s,
         )
+    from athena_core.providers.metered_llm import MeteredLLM
     from athena_core.providers.offline_llm import OfflineLLM
 
-    return OfflineLLM()
+    return MeteredLLM(OfflineLLM())
 
 
 def build_embedder(settings: Settings) -> CachedEmbedder:

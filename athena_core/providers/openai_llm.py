@@ -15,7 +15,8 @@ import random
 import time
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import openai
 from pydantic import BaseModel, ValidationError
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     import httpx2
 
 PROVIDER = "openai"
+M = TypeVar("M", bound=BaseModel)
 RETRYABLE_STATUS = frozenset({408, 429})  # plus every 5xx
 
 # ---------------------------------------------------------------------------------------------------
@@ -106,6 +108,12 @@ def _constraint_note(node: dict[str, Any]) -> str:
         notes.append(f"between {rest.pop('minimum')} and {rest.pop('maximum')}")
     notes += [_CONSTRAINT_WORDS[k].format(v) for k, v in rest.items()]
     return "; ".join(notes)
+
+
+@lru_cache(maxsize=32)
+def _cached_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """`strict_json_schema(model)` computed once per model class (callers must not mutate it)."""
+    return strict_json_schema(model)
 
 
 CHAIN_FORMATION_SCHEMA = strict_json_schema(ChainFormation)
@@ -227,9 +235,34 @@ class OpenAILLM:
             {"role": "system", "content": FORM_CHAIN_SYSTEM},
             {"role": "user", "content": "Transcript:\n" + render_transcript(transcript)},
         ]
+        return self.structured(
+            purpose, messages, ChainFormation, schema_name="chain_formation", tenant_id=tenant_id,
+            schema=CHAIN_FORMATION_SCHEMA,
+        )
+
+    def structured(
+        self,
+        purpose: str,
+        messages: list[dict[str, str]],
+        model_cls: type[M],
+        *,
+        schema_name: str,
+        tenant_id: str = "",
+        schema: dict[str, Any] | None = None,
+    ) -> M:
+        """One strict structured-output call for any pydantic model (the public hook other stages use).
+
+        Sends `response_format` json_schema strict with `schema` (default: `strict_json_schema(model_cls)`,
+        cached per class), validates the reply locally, and meters it under `purpose` exactly like
+        formation: retries, tokens and latency via the transport; a refusal, an empty reply or a reply
+        that does not validate counts `athena_llm_schema_failures_total{purpose}` and
+        `athena_llm_calls_total{outcome="schema_error"}` and raises LLMSchemaError.
+        """
+        if schema is None:
+            schema = _cached_schema(model_cls)
         response_format = {
             "type": "json_schema",
-            "json_schema": {"name": "chain_formation", "strict": True, "schema": CHAIN_FORMATION_SCHEMA},
+            "json_schema": {"name": schema_name, "strict": True, "schema": schema},
         }
         message = self._chat(purpose, tenant_id, messages, response_format=response_format)
         try:
@@ -237,16 +270,16 @@ class OpenAILLM:
                 raise LLMSchemaError(f"model refused: {message.refusal}")
             if not message.content:
                 raise LLMSchemaError("empty reply")
-            formation = ChainFormation.model_validate_json(message.content)
+            result = model_cls.model_validate_json(message.content)
         except (ValidationError, LLMSchemaError) as exc:
             LLM_SCHEMA_FAILURES.labels(purpose).inc()
             LLM_CALLS.labels(PROVIDER, purpose, "schema_error").inc()
             if isinstance(exc, LLMSchemaError):
                 raise
-            raise LLMSchemaError(f"reply does not match ChainFormation: {exc.error_count()} error(s): "
+            raise LLMSchemaError(f"reply does not match {model_cls.__name__}: {exc.error_count()} error(s): "
                                  f"{_short_errors(exc)}") from exc
         LLM_CALLS.labels(PROVIDER, purpose, "ok").inc()
-        return formation
+        return result
 
     def same_topic(self, previous: str, current: str, *, tenant_id: str = "") -> bool:
         """Yes/no arbitration; a reply that is neither counts as a schema failure and means "break"."""

@@ -10,6 +10,7 @@ from importlib import resources
 
 import redis
 
+from athena_core import metrics
 from athena_core.models.events import Event, EventType, WindowEvent
 from athena_core.models.scope import AgentScope
 from athena_core.stores.ports import DocumentStore
@@ -84,11 +85,13 @@ class StmWindow:
         except redis.RedisError as exc:
             log.warning("STM read failed, serving the window from the event log: %s", exc)
             slots = self._slots_from_log(scope)
+            metrics.STM_REBUILDS.labels("event_log").inc()
             return list(reversed(slots[:limit])), "event_log"
         if raw:
             slots = [WindowEvent.model_validate_json(item) for item in raw]
             return list(reversed(slots[:limit])), "redis"
         slots = self.rebuild(scope)
+        metrics.STM_REBUILDS.labels("rebuilt").inc()
         return list(reversed(slots[:limit])), "rebuilt"
 
     def _slots_from_log(self, scope: AgentScope) -> list[WindowEvent]:

@@ -250,7 +250,48 @@ class MongoDocuments:
                           "doc.recall_strength": strength}},
             )
 
+    def set_chain_heat(self, scope: UserScope, updates: list[tuple[str, float, dict]]) -> None:
+        for chain_id, heat, factors in updates:
+            self.chains.update_one(
+                {"_id": chain_id, "tenant_id": scope.tenant_id, "user_id": scope.user_id},
+                {"$set": {"doc.heat_score": heat, "doc.heat_factors": factors}},
+            )
+
+    def mark_promoted(self, scope: UserScope, chain_id: str, evidence: str) -> None:
+        self.chains.update_one(
+            {"_id": chain_id, "tenant_id": scope.tenant_id, "user_id": scope.user_id},
+            {"$set": {"doc.promoted_evidence": evidence}},
+        )
+
+    def archive_chain(self, scope: UserScope, chain_id: str, at: datetime) -> bool:
+        result = self.chains.update_one(
+            {"_id": chain_id, "tenant_id": scope.tenant_id, "user_id": scope.user_id, "status": "active"},
+            {"$set": {"status": "archived", "doc.status": "archived",
+                      "doc.archived_at": at.isoformat().replace("+00:00", "Z")}},
+        )
+        return result.modified_count > 0
+
+    def delete_user(self, scope: UserScope) -> dict[str, int]:
+        f = {"tenant_id": scope.tenant_id, "user_id": scope.user_id}
+        return {
+            "sessions": self.sessions.delete_many(f).deleted_count,
+            "events": self.events.delete_many(f).deleted_count,
+            "chains": self.chains.delete_many(f).deleted_count,
+        }
+
     # -- operator sweeps ---------------------------------------------------------------------------
+    def active_chains_page(self, after: tuple[str, str, str] | None, limit: int) -> list[Chain]:
+        f: dict[str, Any] = {"status": "active"}
+        if after is not None:
+            t, u, c = after
+            f["$or"] = [
+                {"tenant_id": {"$gt": t}},
+                {"tenant_id": t, "user_id": {"$gt": u}},
+                {"tenant_id": t, "user_id": u, "_id": {"$gt": c}},
+            ]
+        cursor = self.chains.find(f).sort([("tenant_id", ASCENDING), ("user_id", ASCENDING), ("_id", ASCENDING)])
+        return [Chain.model_validate(d["doc"]) for d in cursor.limit(limit)]
+
     def idle_pending_scopes(self, received_before: datetime, limit: int = 1000) -> list[AgentScope]:
         pipeline = [
             {"$match": {"status": "pending"}},

@@ -78,7 +78,23 @@ class DocumentStore(Protocol):
     def touch_chains(self, scope: UserScope, accesses: list[tuple[str, datetime, float]]) -> None:
         """Record accesses (SPEC S5.2): (chain_id, last_accessed_at, recall_strength) per chain."""
 
+    def set_chain_heat(self, scope: UserScope, updates: list[tuple[str, float, dict]]) -> None:
+        """Store recomputed heat: (chain_id, heat_score, heat_factors) per chain."""
+
+    def mark_promoted(self, scope: UserScope, chain_id: str, evidence: str) -> None:
+        """Record the content hash last promoted into the graph (S6.1: once per distinct content)."""
+
+    def archive_chain(self, scope: UserScope, chain_id: str, at: datetime) -> bool:
+        """Freeze an active chain (S7): status archived, archived_at. False if it was not active."""
+
+    def delete_user(self, scope: UserScope) -> dict[str, int]:
+        """Purge (SPEC S7.4): the user's sessions, events and chains. Returns counts per kind."""
+
     # Operator sweeps (unscoped by nature: they return scopes, then work scope by scope)
+    def active_chains_page(self, after: tuple[str, str, str] | None, limit: int) -> list[Chain]:
+        """Active chains of every tenant ordered by (tenant, user, chain_id), after the given position:
+        the promoter and archiver walk them in batches."""
+
     def idle_pending_scopes(self, received_before: datetime, limit: int = 1000) -> list[AgentScope]:
         """Scopes whose pending events are all older than the cut-off (received time): idle segments."""
 

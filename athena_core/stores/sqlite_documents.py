@@ -299,7 +299,53 @@ class SqliteDocuments:
                  for chain_id, at, strength in accesses],
             )
 
+    def set_chain_heat(self, scope: UserScope, updates: list[tuple[str, float, dict]]) -> None:
+        if not updates:
+            return
+        with self._write() as conn:
+            conn.executemany(
+                "UPDATE chains SET doc = json_set(doc, '$.heat_score', ?, '$.heat_factors', json(?)) "
+                "WHERE tenant_id = ? AND user_id = ? AND chain_id = ?",
+                [(heat, json.dumps(factors), scope.tenant_id, scope.user_id, chain_id)
+                 for chain_id, heat, factors in updates],
+            )
+
+    def mark_promoted(self, scope: UserScope, chain_id: str, evidence: str) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE chains SET doc = json_set(doc, '$.promoted_evidence', ?) "
+                "WHERE tenant_id = ? AND user_id = ? AND chain_id = ?",
+                (evidence, scope.tenant_id, scope.user_id, chain_id),
+            )
+
+    def archive_chain(self, scope: UserScope, chain_id: str, at: datetime) -> bool:
+        with self._write() as conn:
+            return conn.execute(
+                "UPDATE chains SET status = 'archived', "
+                "doc = json_set(doc, '$.status', 'archived', '$.archived_at', ?) "
+                "WHERE tenant_id = ? AND user_id = ? AND chain_id = ? AND status = 'active'",
+                (at.isoformat().replace("+00:00", "Z"), scope.tenant_id, scope.user_id, chain_id),
+            ).rowcount > 0
+
+    def delete_user(self, scope: UserScope) -> dict[str, int]:
+        where, params = "tenant_id = ? AND user_id = ?", (scope.tenant_id, scope.user_id)
+        with self._write() as conn:
+            return {
+                "sessions": conn.execute(f"DELETE FROM sessions WHERE {where}", params).rowcount,
+                "events": conn.execute(f"DELETE FROM events WHERE {where}", params).rowcount,
+                "chains": conn.execute(f"DELETE FROM chains WHERE {where}", params).rowcount,
+            }
+
     # -- operator sweeps ---------------------------------------------------------------------------
+    def active_chains_page(self, after: tuple[str, str, str] | None, limit: int) -> list[Chain]:
+        after = after or ("", "", "")
+        rows = self._conn().execute(
+            "SELECT doc FROM chains WHERE status = 'active' AND (tenant_id, user_id, chain_id) > (?, ?, ?) "
+            "ORDER BY tenant_id, user_id, chain_id LIMIT ?",
+            (*after, limit),
+        )
+        return [Chain.model_validate_json(r[0]) for r in rows]
+
     def idle_pending_scopes(self, received_before: datetime, limit: int = 1000) -> list[AgentScope]:
         rows = self._conn().execute(
             "SELECT tenant_id, user_id, agent_id FROM events WHERE status = 'pending' "

@@ -1,10 +1,29 @@
-"""Beat: archive cold chains (SPEC S7). LTM issue."""
+"""Beat: archive chains idle ≥ 7 days with heat < 0.1 (SPEC S7)."""
 from __future__ import annotations
 
+from athena_core import metrics
+from athena_core.models.events import utc_now
+from athena_core.mtm.archival import archive, should_archive
+from athena_core.mtm.chain_heat import chain_heat
 from athena_tasks.app import app
 from athena_tasks.base import AthenaTask
+from athena_tasks.worker_runtime import get_runtime
 
 
 @app.task(base=AthenaTask, name="athena.beat.archive")
 def archive_cold_chains() -> dict:
-    return {"chains_archived": 0}
+    runtime = get_runtime()
+    settings = runtime.settings
+    now = utc_now()
+    archived = 0
+    after = None
+    while page := runtime.documents.active_chains_page(after, settings.promote_batch):
+        after = (page[-1].tenant_id, page[-1].user_id, page[-1].chain_id)
+        for chain in page:
+            heat = chain_heat(chain, now, settings.heat_tau_hours).heat
+            if should_archive(chain, heat, now, max_heat=settings.archive_heat,
+                              min_idle_days=settings.archive_idle_days):
+                if archive(chain, now, runtime.documents, runtime.vectors, runtime.blobs):
+                    archived += 1
+    metrics.CHAINS_ARCHIVED.inc(archived)
+    return {"chains_archived": archived}

@@ -157,3 +157,123 @@ def test_dead_letters(store: DocumentStore) -> None:
     [letter] = store.dead_letters()
     assert letter["task_name"] == "athena.pipeline.segment" and letter["args"] == {"args": ["ta:u1:a1"]}
     assert letter["error"] == "RuntimeError('x')" and letter["failed_at"].tzinfo is not None
+
+
+def _chain(scope: AgentScope, chain_id: str, at: datetime, **kw) -> "Chain":
+    from athena_core.heat import compute_heat
+    from athena_core.models.chains import Chain
+    from athena_core.mtm.quality_gate import QualityScores
+
+    quality = QualityScores(coherence=0.5, completeness=0.5, relevance=0.5, engagement=0.5, cognitive_depth=0.5,
+                            overall=0.5, passed=True, mode="balanced")
+    heat = compute_heat(intrinsic_importance=0.5, density=0.2, hours_since_access=1.0)
+    values = dict(
+        chain_id=chain_id, tenant_id=scope.tenant_id, user_id=scope.user_id, agent_ids=[scope.agent_id],
+        topic="topic " + chain_id, subtopics=[], summary="summary of " + chain_id, entities=["Go"],
+        quality=quality, intrinsic_importance=0.5, density=0.2, heat_score=heat.heat, heat_factors=heat,
+        started_at=at, last_event_at=at, event_count=2, event_ids=["evt_1", "evt_2"], metadata={"k": "v"},
+        created_at=at, updated_at=at,
+    )
+    values.update(kw)
+    return Chain(**values)
+
+
+def test_chain_round_trip_and_scoping(store: DocumentStore) -> None:
+    mine = _chain(A, "chn_1", T0)
+    theirs = _chain(B, "chn_2", T0)
+    store.upsert_chain(mine)
+    store.upsert_chain(theirs)
+    assert store.get_chains(A.user_scope, ["chn_1", "chn_2", "chn_missing"]) == [mine]
+    assert store.get_chains(B.user_scope, ["chn_1"]) == []
+    updated = mine.model_copy(update={"summary": "new summary", "event_count": 3})
+    store.upsert_chain(updated)
+    assert store.get_chains(A.user_scope, ["chn_1"]) == [updated]
+
+
+def test_recent_chains_window_and_order(store: DocumentStore) -> None:
+    from athena_core.models.chains import ChainStatus
+
+    for i in range(5):
+        store.upsert_chain(_chain(A, f"chn_{i}", T0 + timedelta(hours=i)))
+    store.upsert_chain(_chain(A, "chn_old", T0 - timedelta(days=10)))
+    store.upsert_chain(_chain(A, "chn_arch", T0 + timedelta(hours=9), status=ChainStatus.archived))
+    assert [c.chain_id for c in store.recent_chains(A.user_scope, limit=3)] == ["chn_4", "chn_3", "chn_2"]
+    since = [c.chain_id for c in store.recent_chains(A.user_scope, since=T0 - timedelta(hours=1))]
+    assert since == ["chn_4", "chn_3", "chn_2", "chn_1", "chn_0"]
+    assert store.recent_chains(A.user_scope, status=None, limit=1)[0].chain_id == "chn_arch"
+    assert store.recent_chains(B.user_scope) == []
+
+
+def test_touch_and_heat_updates(store: DocumentStore) -> None:
+    store.upsert_chain(_chain(A, "chn_1", T0))
+    at = T0 + timedelta(days=1)
+    store.touch_chains(A.user_scope, [("chn_1", at, 1.5)])
+    store.touch_chains(B.user_scope, [("chn_1", at + timedelta(days=1), 9.0)])  # other tenant: no effect
+    [chain] = store.get_chains(A.user_scope, ["chn_1"])
+    assert chain.last_accessed_at == at and chain.recall_strength == 1.5
+    factors = chain.heat_factors.model_dump()
+    factors["heat"] = 0.123
+    store.set_chain_heat(A.user_scope, [("chn_1", 0.123, factors)])
+    [chain] = store.get_chains(A.user_scope, ["chn_1"])
+    assert chain.heat_score == 0.123 and chain.heat_factors.heat == 0.123
+
+
+def test_active_chains_page_walks_every_tenant(store: DocumentStore) -> None:
+    from athena_core.models.chains import ChainStatus
+
+    for scope, chain_id in [(A, "chn_a1"), (A, "chn_a2"), (B, "chn_b1"), (A2, "chn_a3")]:
+        store.upsert_chain(_chain(scope, chain_id, T0))
+    store.upsert_chain(_chain(B, "chn_b2", T0, status=ChainStatus.archived))
+    seen, after = [], None
+    while page := store.active_chains_page(after, 2):
+        seen += [c.chain_id for c in page]
+        last = page[-1]
+        after = (last.tenant_id, last.user_id, last.chain_id)
+    assert sorted(seen) == ["chn_a1", "chn_a2", "chn_a3", "chn_b1"] and len(seen) == 4
+
+
+def test_previous_user_message_and_idle_scopes(store: DocumentStore) -> None:
+    events = [
+        _event(A, "u1", T0),
+        _event(A, "a1", T0 + timedelta(seconds=1), role=EventRole.agent),
+        _event(A, "u2", T0 + timedelta(seconds=2)),
+        _event(B, "other tenant", T0 + timedelta(seconds=1)),
+    ]
+    store.append_events(events)
+    assert store.previous_user_message(A, events[2]).content == "u1"
+    assert store.previous_user_message(A, events[0]) is None
+    fresh = _event(A2, "fresh", T0, received_at=T0 + timedelta(hours=1))
+    store.append_events([fresh])
+    assert set(store.idle_pending_scopes(T0 + timedelta(minutes=30))) == {A, B}
+    store.mark_events(B, [events[3].event_id], EventStatus.consolidated, "chn")
+    assert store.idle_pending_scopes(T0 + timedelta(minutes=30)) == [A]
+
+
+def test_delete_user_removes_only_that_user(store: DocumentStore) -> None:
+    store.create_session(Session(session_id="ses_a", tenant_id="ta", user_id="u1", agent_id="a1", metadata={},
+                                 created_at=T0))
+    store.create_session(Session(session_id="ses_b", tenant_id="tb", user_id="u1", agent_id="a1", metadata={},
+                                 created_at=T0))
+    store.append_events([_event(A, "a", T0), _event(A2, "a2", T0), _event(B, "b", T0)])
+    store.upsert_chain(_chain(A, "chn_a", T0))
+    store.upsert_chain(_chain(B, "chn_b", T0))
+    assert store.delete_user(A.user_scope) == {"sessions": 1, "events": 2, "chains": 1}
+    assert store.get_session("ses_a") is None and store.get_session("ses_b") is not None
+    assert store.count_events(A) == 0 and store.count_events(A2) == 0 and store.count_events(B) == 1
+    assert store.get_chains(B.user_scope, ["chn_b"]) != []
+
+
+def test_promotion_mark_and_archive(store: DocumentStore) -> None:
+    from athena_core.models.chains import ChainStatus
+
+    store.upsert_chain(_chain(A, "chn_1", T0))
+    store.mark_promoted(A.user_scope, "chn_1", "hash-1")
+    store.mark_promoted(B.user_scope, "chn_1", "hash-b")  # other tenant: no effect
+    assert store.get_chains(A.user_scope, ["chn_1"])[0].promoted_evidence == "hash-1"
+    at = T0 + timedelta(days=8)
+    assert store.archive_chain(B.user_scope, "chn_1", at) is False
+    assert store.archive_chain(A.user_scope, "chn_1", at) is True
+    assert store.archive_chain(A.user_scope, "chn_1", at) is False  # already archived
+    [chain] = store.get_chains(A.user_scope, ["chn_1"])
+    assert chain.status == ChainStatus.archived and chain.archived_at == at
+    assert store.recent_chains(A.user_scope) == [] and store.active_chains_page(None, 10) == []

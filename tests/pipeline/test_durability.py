@@ -51,6 +51,7 @@ def test_events_stored_while_the_broker_is_down_are_swept_into_the_pipeline(tmp_
             deadline = time.monotonic() + 180  # the worker loads the embedding model first
             while documents.get_events(scope.user_scope, [event_id])[0].seen_at is None:
                 assert time.monotonic() < deadline, "the pending sweep never enqueued the event"
+                stack.assert_running()
                 time.sleep(0.2)
             # And the API recovers its Redis connection: new writes reach the window again.
             client.store_interaction(session_id, "after the outage")

@@ -1,0 +1,1 @@
+"""LTM: the per-user knowledge graph of facts (SPEC S6)."""

@@ -1,0 +1,54 @@
+"""Promotion (SPEC S6.1): a hot chain's summary becomes facts in the user's knowledge graph.
+
+A chain is promoted once per distinct content: its content hash is the evidence id every fact carries,
+so the graph counts an observation once however often a pass (or a retry) writes it, and `weight`
+counts independent observations.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+
+from athena_core.ltm.extraction import TripleExtractor, normalise_triples
+from athena_core.ltm.graph_port import GraphStore
+from athena_core.models.chains import Chain
+from athena_core.models.scope import UserScope
+from athena_core.stores.ports import DocumentStore
+
+
+def content_hash(chain: Chain) -> str:
+    """What the chain says now: a merge that changes its summary or events changes the hash."""
+    text = "\n".join([chain.topic, chain.summary, *sorted(chain.entities), *sorted(chain.event_ids)])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+
+
+@dataclass(frozen=True)
+class PromotionResult:
+    chain_id: str
+    facts: int
+    new_observations: int
+    corrected_relations: int
+
+
+class Promoter:
+    def __init__(self, documents: DocumentStore, graph: GraphStore, extractor: TripleExtractor) -> None:
+        self.documents = documents
+        self.graph = graph
+        self.extractor = extractor
+
+    def needs_promotion(self, chain: Chain) -> bool:
+        return chain.promoted_evidence != content_hash(chain)
+
+    def promote(self, chain: Chain, heat: float, now: datetime) -> PromotionResult:
+        """Extract, normalise and UPSERT one chain's facts; raises LLMSchemaError on a bad extraction."""
+        scope = UserScope(tenant_id=chain.tenant_id, user_id=chain.user_id)
+        evidence = content_hash(chain)
+        extraction = self.extractor.extract(chain.summary, entities=chain.entities, tenant_id=chain.tenant_id)
+        facts, report = normalise_triples(
+            extraction, user_name=chain.user_id, valid_at=chain.last_event_at, heat_score=heat,
+            evidence_id=f"{chain.chain_id}:{evidence}",
+        )
+        new = self.graph.upsert_facts(scope, facts, now) if facts else 0
+        self.documents.mark_promoted(scope, chain.chain_id, evidence)
+        return PromotionResult(chain.chain_id, len(facts), new, report.corrected)

@@ -1,0 +1,28 @@
+"""Archival (SPEC S7): cold chains are frozen — vector and blobs dropped, graph knowledge kept."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from athena_core.models.chains import Chain
+from athena_core.mtm.chain_heat import idle_days
+from athena_core.models.scope import UserScope
+from athena_core.stores.local_blobs import LocalBlobs
+from athena_core.stores.ports import DocumentStore, VectorIndex
+
+
+def should_archive(chain: Chain, heat: float, now: datetime, *, max_heat: float = 0.1, min_idle_days: float = 7.0) -> bool:
+    """Idle ≥ 7 days (no event, no access) and heat < 0.1."""
+    return heat < max_heat and idle_days(chain, now) >= min_idle_days
+
+
+def archive(
+    chain: Chain, now: datetime, documents: DocumentStore, vectors: VectorIndex, blobs: LocalBlobs | None
+) -> bool:
+    """Vector and blobs first, then the status: a crash in between leaves an active chain to retry."""
+    scope = UserScope(tenant_id=chain.tenant_id, user_id=chain.user_id)
+    vectors.delete(scope, [chain.chain_id])
+    if blobs is not None:
+        for event in documents.get_events(scope, chain.event_ids):
+            if event.blob_uri:
+                blobs.delete(event.blob_uri)
+    return documents.archive_chain(scope, chain.chain_id, now)
