@@ -12,7 +12,10 @@ from athena_api.observability import RequestObservability
 from athena_api.routes import admin, analysis, context, events, health, sessions
 from athena_core.auth import Authenticator
 from athena_core.ingest import Ingest
+from athena_core.json_logs import configure_logging
+from athena_core.rate_limits import TenantAdmission
 from athena_core.runtime import Runtime, build_runtime
+from athena_core.sentry_setup import init_sentry
 from athena_core.settings import Settings, check_production_safety, get_settings
 
 log = logging.getLogger("athena.api")
@@ -21,6 +24,9 @@ log = logging.getLogger("athena.api")
 def create_app(settings: Settings | None = None, runtime: Runtime | None = None) -> FastAPI:
     settings = settings or (runtime.settings if runtime else get_settings())
     check_production_safety(settings)
+    if settings.log_format == "json":
+        configure_logging("json", settings.log_level)
+    init_sentry(settings, "api")  # no-op unless SENTRY_DSN is set
     authenticator = Authenticator(settings)
 
     @asynccontextmanager
@@ -35,6 +41,9 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         app.state.ingest = Ingest(rt.documents, rt.stm, requester.request)
         app.state.reader = None
         app.state.facts = None
+        app.state.admission = TenantAdmission(
+            rt.redis, rt.documents, rate_per_s=settings.rate_limit_per_s, max_pending=settings.backlog_max_pending
+        )
         if not settings.auth_enabled:
             log.warning(
                 "AUTH IS OFF (ATHENA_AUTH_MODE=off): every caller may act for every tenant. "

@@ -6,7 +6,9 @@ from typing import Annotated
 from fastapi import Depends, Header, Request
 
 from athena_api.errors import ApiError
+from athena_core import request_context
 from athena_core.auth import AuthError, Authenticator, Principal
+from athena_core.rate_limits import Refusal
 from athena_core.ingest import Ingest
 from athena_core.models.sessions import Session
 from athena_core.ltm.retrieval import FactRetriever
@@ -58,12 +60,20 @@ ReaderDep = Annotated[MemoryReader, Depends(get_reader)]
 FactsDep = Annotated[FactRetriever, Depends(get_facts)]
 
 
-def get_owned_session(session_id: str, runtime: RuntimeDep, principal: PrincipalDep) -> Session:
+def get_owned_session(request: Request, session_id: str, runtime: RuntimeDep, principal: PrincipalDep) -> Session:
     """404 for a session that does not exist *or* belongs to someone else: never confirm it exists."""
     session = runtime.documents.get_session(session_id)
     if session is None or not principal.may_use(session.tenant_id, session.user_id):
         raise ApiError(404, "session_not_found", f"session {session_id!r} not found", field="session_id")
+    request_context.tenant_id.set(session.tenant_id)
+    refuse(request.app.state.admission.check_rate(session.tenant_id))
     return session
+
+
+def refuse(refusal: Refusal | None) -> None:
+    """429 with Retry-After (SPEC S10)."""
+    if refusal is not None:
+        raise ApiError(429, "too_many_requests", refusal.reason, headers={"Retry-After": str(refusal.retry_after_s)})
 
 
 SessionDep = Annotated[Session, Depends(get_owned_session)]

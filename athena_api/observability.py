@@ -11,7 +11,7 @@ import uuid
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from athena_api.errors import error_body
-from athena_core import metrics
+from athena_core import metrics, request_context
 
 
 class RequestObservability:
@@ -31,6 +31,8 @@ class RequestObservability:
             return
         started = time.perf_counter()
         status = 500
+        request_context.request_id.set(request_id)
+        request_context.tenant_id.set("")
 
         async def send_with_id(message: Message) -> None:
             nonlocal status

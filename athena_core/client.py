@@ -1,6 +1,11 @@
-"""A small typed HTTP client for Athena, used by the demo, the evaluation harness and the README."""
+"""Typed HTTP clients for Athena (sync and async), used by the demo, the evaluation and the README.
+
+Each operation is described once as a `Call` (method, path, parameters); the two clients only differ
+in how they send it.
+"""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -14,17 +19,105 @@ class AthenaError(RuntimeError):
         self.body = body
 
 
+@dataclass(frozen=True)
+class Call:
+    method: str
+    path: str
+    json: dict | None = None
+    params: dict | None = None
+    pick: str | None = None  # a key of the response to return instead of the whole body
+    kwargs: dict = field(default_factory=dict)
+
+
+def _event_body(role: str, type: str, content: str, metadata: dict | None, timestamp: datetime | None) -> dict:
+    body: dict[str, Any] = {"role": role, "type": type, "content": content, "metadata": metadata or {}}
+    if timestamp is not None:
+        body["timestamp"] = timestamp.isoformat()
+    return body
+
+
+class Operations:
+    """The API's operations as `Call`s (SPEC S2)."""
+
+    @staticmethod
+    def create_session(tenant_id: str | None, user_id: str | None, agent_id: str | None,
+                       metadata: dict[str, str] | None) -> Call:
+        body = {k: v for k, v in {"tenant_id": tenant_id, "user_id": user_id, "agent_id": agent_id}.items() if v}
+        return Call("POST", "/api/v1/sessions", json={**body, "metadata": metadata or {}}, pick="session_id")
+
+    @staticmethod
+    def get_session(session_id: str) -> Call:
+        return Call("GET", f"/api/v1/sessions/{session_id}")
+
+    @staticmethod
+    def delete_session(session_id: str, purge_user: bool) -> Call:
+        return Call("DELETE", f"/api/v1/sessions/{session_id}", params={"purge": "user"} if purge_user else None)
+
+    @staticmethod
+    def store_event(session_id: str, type: str, content: str, role: str, metadata: dict | None,
+                    timestamp: datetime | None) -> Call:
+        return Call("POST", f"/api/v1/sessions/{session_id}/events",
+                    json=_event_body(role, type, content, metadata, timestamp), pick="event_id")
+
+    @staticmethod
+    def store_interaction(session_id: str, user_message: str, agent_response: str | None, metadata: dict | None,
+                          timestamp: datetime | None) -> Call:
+        body: dict[str, Any] = {"user_message": user_message, "metadata": metadata or {}}
+        if agent_response is not None:
+            body["agent_response"] = agent_response
+        if timestamp is not None:
+            body["timestamp"] = timestamp.isoformat()
+        return Call("POST", f"/api/v1/sessions/{session_id}/interactions", json=body, pick="event_ids")
+
+    @staticmethod
+    def get_context(session_id: str, limit: int, query: str, pages: int) -> Call:
+        return Call("GET", f"/api/v1/sessions/{session_id}/context",
+                    params={"limit": limit, "query": query, "pages": pages})
+
+    @staticmethod
+    def search_memory(session_id: str, query: str, limit: int, options: dict) -> Call:
+        return Call("POST", f"/api/v1/sessions/{session_id}/context/search",
+                    json={"query": query, "limit": limit, **options})
+
+    @staticmethod
+    def segments(session_id: str, limit: int) -> Call:
+        return Call("GET", f"/api/v1/sessions/{session_id}/segments", params={"limit": limit})
+
+    @staticmethod
+    def health() -> Call:
+        return Call("GET", "/api/v1/health")
+
+
+def _headers(api_key: str | None, token: str | None) -> dict[str, str]:
+    headers = {}
+    if api_key:
+        headers["X-API-Key"] = api_key
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    return headers
+
+
+def _result(call: Call, response: httpx.Response) -> Any:
+    if response.status_code >= 400:
+        try:
+            body = response.json()
+        except ValueError:
+            body = response.text
+        raise AthenaError(response.status_code, body)
+    body = response.json() if response.content else None
+    return body[call.pick] if call.pick and body is not None else body
+
+
 class AthenaClient:
-    def __init__(
-        self, base_url: str, *, api_key: str | None = None, token: str | None = None, timeout: float = 10.0,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        headers = {}
-        if api_key:
-            headers["X-API-Key"] = api_key
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        self._http = httpx.Client(base_url=base_url, headers=headers, timeout=timeout, transport=transport)
+    """Synchronous client."""
+
+    def __init__(self, base_url: str, *, api_key: str | None = None, token: str | None = None,
+                 timeout: float = 10.0, transport: httpx.BaseTransport | None = None) -> None:
+        self._http = httpx.Client(base_url=base_url, headers=_headers(api_key, token), timeout=timeout,
+                                  transport=transport)
+
+    def _send(self, call: Call) -> Any:
+        return _result(call, self._http.request(call.method, call.path, json=call.json, params=call.params))
 
     def close(self) -> None:
         self._http.close()
@@ -35,58 +128,85 @@ class AthenaClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
-        response = self._http.request(method, path, **kwargs)
-        if response.status_code >= 400:
-            try:
-                body = response.json()
-            except ValueError:
-                body = response.text
-            raise AthenaError(response.status_code, body)
-        return response.json() if response.content else None
-
-    def create_session(
-        self, tenant_id: str | None = None, user_id: str | None = None, agent_id: str | None = None,
-        metadata: dict[str, str] | None = None,
-    ) -> str:
-        body = {k: v for k, v in {"tenant_id": tenant_id, "user_id": user_id, "agent_id": agent_id}.items() if v}
-        body["metadata"] = metadata or {}
-        return self._call("POST", "/api/v1/sessions", json=body)["session_id"]
+    def create_session(self, tenant_id: str | None = None, user_id: str | None = None,
+                       agent_id: str | None = None, metadata: dict[str, str] | None = None) -> str:
+        return self._send(Operations.create_session(tenant_id, user_id, agent_id, metadata))
 
     def get_session(self, session_id: str) -> dict:
-        return self._call("GET", f"/api/v1/sessions/{session_id}")
+        return self._send(Operations.get_session(session_id))
 
     def delete_session(self, session_id: str, purge_user: bool = False) -> dict:
-        params = {"purge": "user"} if purge_user else None
-        return self._call("DELETE", f"/api/v1/sessions/{session_id}", params=params)
+        return self._send(Operations.delete_session(session_id, purge_user))
 
-    def store_event(
-        self, session_id: str, *, type: str, content: str, role: str = "system",
-        metadata: dict[str, str] | None = None, timestamp: datetime | None = None,
-    ) -> str:
-        body: dict[str, Any] = {"role": role, "type": type, "content": content, "metadata": metadata or {}}
-        if timestamp is not None:
-            body["timestamp"] = timestamp.isoformat()
-        return self._call("POST", f"/api/v1/sessions/{session_id}/events", json=body)["event_id"]
+    def store_event(self, session_id: str, *, type: str, content: str, role: str = "system",
+                    metadata: dict[str, str] | None = None, timestamp: datetime | None = None) -> str:
+        return self._send(Operations.store_event(session_id, type, content, role, metadata, timestamp))
 
-    def store_interaction(
-        self, session_id: str, user_message: str, agent_response: str | None = None, *,
-        metadata: dict[str, str] | None = None, timestamp: datetime | None = None,
-    ) -> list[str]:
-        body: dict[str, Any] = {"user_message": user_message, "metadata": metadata or {}}
-        if agent_response is not None:
-            body["agent_response"] = agent_response
-        if timestamp is not None:
-            body["timestamp"] = timestamp.isoformat()
-        return self._call("POST", f"/api/v1/sessions/{session_id}/interactions", json=body)["event_ids"]
+    def store_interaction(self, session_id: str, user_message: str, agent_response: str | None = None, *,
+                          metadata: dict[str, str] | None = None, timestamp: datetime | None = None) -> list[str]:
+        return self._send(Operations.store_interaction(session_id, user_message, agent_response, metadata, timestamp))
 
     def get_context(self, session_id: str, *, limit: int = 10, query: str = "", pages: int = 5) -> dict:
-        params = {"limit": limit, "query": query, "pages": pages}
-        return self._call("GET", f"/api/v1/sessions/{session_id}/context", params=params)
+        return self._send(Operations.get_context(session_id, limit, query, pages))
 
     def search_memory(self, session_id: str, query: str, *, limit: int = 5, **options: Any) -> list[dict]:
-        body = {"query": query, "limit": limit, **options}
-        return self._call("POST", f"/api/v1/sessions/{session_id}/context/search", json=body)
+        return self._send(Operations.search_memory(session_id, query, limit, options))
+
+    def segments(self, session_id: str, *, limit: int = 50) -> list[dict]:
+        return self._send(Operations.segments(session_id, limit))
 
     def health(self) -> dict:
-        return self._call("GET", "/api/v1/health")
+        return self._send(Operations.health())
+
+
+class AsyncAthenaClient:
+    """Asynchronous client with the same operations."""
+
+    def __init__(self, base_url: str, *, api_key: str | None = None, token: str | None = None,
+                 timeout: float = 10.0, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self._http = httpx.AsyncClient(base_url=base_url, headers=_headers(api_key, token), timeout=timeout,
+                                       transport=transport)
+
+    async def _send(self, call: Call) -> Any:
+        return _result(call, await self._http.request(call.method, call.path, json=call.json, params=call.params))
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> "AsyncAthenaClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def create_session(self, tenant_id: str | None = None, user_id: str | None = None,
+                             agent_id: str | None = None, metadata: dict[str, str] | None = None) -> str:
+        return await self._send(Operations.create_session(tenant_id, user_id, agent_id, metadata))
+
+    async def get_session(self, session_id: str) -> dict:
+        return await self._send(Operations.get_session(session_id))
+
+    async def delete_session(self, session_id: str, purge_user: bool = False) -> dict:
+        return await self._send(Operations.delete_session(session_id, purge_user))
+
+    async def store_event(self, session_id: str, *, type: str, content: str, role: str = "system",
+                          metadata: dict[str, str] | None = None, timestamp: datetime | None = None) -> str:
+        return await self._send(Operations.store_event(session_id, type, content, role, metadata, timestamp))
+
+    async def store_interaction(self, session_id: str, user_message: str, agent_response: str | None = None, *,
+                                metadata: dict[str, str] | None = None,
+                                timestamp: datetime | None = None) -> list[str]:
+        return await self._send(
+            Operations.store_interaction(session_id, user_message, agent_response, metadata, timestamp))
+
+    async def get_context(self, session_id: str, *, limit: int = 10, query: str = "", pages: int = 5) -> dict:
+        return await self._send(Operations.get_context(session_id, limit, query, pages))
+
+    async def search_memory(self, session_id: str, query: str, *, limit: int = 5, **options: Any) -> list[dict]:
+        return await self._send(Operations.search_memory(session_id, query, limit, options))
+
+    async def segments(self, session_id: str, *, limit: int = 50) -> list[dict]:
+        return await self._send(Operations.segments(session_id, limit))
+
+    async def health(self) -> dict:
+        return await self._send(Operations.health())

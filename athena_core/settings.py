@@ -32,6 +32,7 @@ class Settings(BaseSettings):
 
     # Pipeline (S4, S9)
     segment_max_events: int = 20
+    pipeline_batch_events: int = 200  # pending events one run takes; a backlog is worked off run by run
     segment_idle_s: int = 1800
     pending_sweep_age_s: int = 120
     pipeline_debounce_ttl_s: int = 300
@@ -84,6 +85,8 @@ class Settings(BaseSettings):
     graph_depth: int = 2
     graph_limit: int = 50
     persona_lines: int = 5
+    # Leiden passes: -1 (until stable) took 162 s at 1M edges here, 2 passes 14.7 s for Q 0.8005 vs 0.8013.
+    analytics_leiden_iterations: int = 2
     archive_heat: float = 0.1
     archive_idle_days: float = 7.0
 
@@ -109,6 +112,10 @@ class Settings(BaseSettings):
     jwt_algorithms: str = "HS256,RS256"
     jwt_admin_role: str = "admin"
     insecure_dev: bool = False
+    rate_limit_per_s: int = 0  # requests per second per tenant; 0 = off (compose sets it)
+    backlog_max_pending: int = 100_000  # unconsolidated events per tenant before writes get 429; 0 = off
+    log_format: Literal["text", "json"] = "text"
+    log_level: str = "INFO"
     production: bool = False
     metrics_public: bool = True
 

@@ -305,6 +305,9 @@ def bench_one_redis(
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
         stack.start_redis()
+        r = redis_client(location_from_url(stack.settings.redis_url))
+        if label == "url":
+            preexisting = kombu_keys(r)  # before the API and worker declare the queue
         stack.start_api()
         worker_ready = False
         if not args.no_worker:
@@ -315,9 +318,6 @@ def bench_one_redis(
             log(f"[{label}] worker ready: {worker_ready}")
             if not worker_ready:
                 log(f"[{label}] worker log tail:\n{worker_log_tail(stack, 'worker')}")
-        r = redis_client(location_from_url(stack.settings.redis_url))
-        if label == "url":
-            preexisting = kombu_keys(r)
         metrics_client = httpx.Client(base_url=stack.base_url, trust_env=False)
         log(f"[{label}] API on {stack.base_url}, redis {stack.settings.redis_url}, data {data_dir}")
 

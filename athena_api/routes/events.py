@@ -8,10 +8,10 @@ from __future__ import annotations
 import base64
 import binascii
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from pydantic import BaseModel
 
-from athena_api.dependencies import IngestDep, RuntimeDep, SessionDep
+from athena_api.dependencies import IngestDep, RuntimeDep, SessionDep, refuse
 from athena_api.errors import ApiError
 from athena_core.ingest import DurableWriteError, EventDraft
 from athena_core.ids import new_id
@@ -60,7 +60,10 @@ def _store(ingest: IngestDep, session: Session, drafts: list[EventDraft]) -> lis
 
 
 @router.post("/events", status_code=201, response_model=EventStored)
-def store_event(body: EventIn, session: SessionDep, runtime: RuntimeDep, ingest: IngestDep) -> EventStored:
+def store_event(
+    body: EventIn, session: SessionDep, runtime: RuntimeDep, ingest: IngestDep, request: Request
+) -> EventStored:
+    refuse(request.app.state.admission.check_backlog(session.tenant_id))
     if body.is_empty_user_message:
         raise ApiError(422, "validation_error", "a user message must not be empty", field="content")
     _check_size("content", body.content, runtime.settings.max_content_bytes)
@@ -74,8 +77,9 @@ def store_event(body: EventIn, session: SessionDep, runtime: RuntimeDep, ingest:
 
 @router.post("/interactions", status_code=201, response_model=InteractionStored)
 def store_interaction(
-    body: InteractionIn, session: SessionDep, runtime: RuntimeDep, ingest: IngestDep
+    body: InteractionIn, session: SessionDep, runtime: RuntimeDep, ingest: IngestDep, request: Request
 ) -> InteractionStored:
+    refuse(request.app.state.admission.check_backlog(session.tenant_id))
     _check_size("user_message", body.user_message, runtime.settings.max_content_bytes)
     drafts = [EventDraft(EventRole.user, EventType.message, body.user_message, body.metadata, body.timestamp)]
     if body.agent_response is not None and body.agent_response.strip():

@@ -305,6 +305,28 @@ def pipeline_stats(sqlite_path: Path, conversations: list[Conversation]) -> dict
     }
 
 
+_TASK_DONE = re.compile(r"Task (athena\.[\w.]+)\[[^\]]+\] (succeeded|retry|raised)(?: in ([0-9.]+)s)?")
+
+
+def task_profile(worker_log: Path) -> dict:
+    """Where the workers' time went: per Celery task name, runs, retries, failures, total/mean/max seconds."""
+    profile: dict[str, dict] = {}
+    try:
+        text = Path(worker_log).read_text(errors="replace")
+    except OSError:
+        return {}
+    for name, outcome, seconds in _TASK_DONE.findall(text):
+        row = profile.setdefault(name, {"succeeded": 0, "retry": 0, "raised": 0, "total_s": 0.0, "max_s": 0.0})
+        row[outcome] += 1
+        if seconds:
+            row["total_s"] += float(seconds)
+            row["max_s"] = max(row["max_s"], float(seconds))
+    for row in profile.values():
+        row["mean_s"] = round(row["total_s"] / row["succeeded"], 3) if row["succeeded"] else None
+        row["total_s"], row["max_s"] = round(row["total_s"], 1), round(row["max_s"], 1)
+    return dict(sorted(profile.items(), key=lambda kv: -kv[1]["total_s"]))
+
+
 # ----------------------------------------------------------------------------------------------- asking
 
 
@@ -353,10 +375,12 @@ def score_systems(questions: list[Question], systems: dict[str, dict[str, list[R
             results = answers.get(q.key, [])
             metrics = scoring.score_question(q, results, ks, budgets)
             scored.append((q.category, metrics))
+            evidence = set(q.evidence)
             per_question[q.key]["systems"][name] = {
                 "metrics": metrics,
-                "returned": [{"source_id": r.source_id, "turn_ids": list(r.turn_ids),
-                              "tokens": scoring.approx_tokens(r.text)} for r in results],
+                # compact: what came back, its size, and which evidence turns it holds (no dataset text)
+                "returned": [{"id": r.source_id, "turns": len(r.turn_ids), "tokens": scoring.approx_tokens(r.text),
+                              "evidence": sorted(evidence & set(r.turn_ids))} for r in results],
             }
         summary[name] = scoring.aggregate(scored)
     return summary, list(per_question.values())
@@ -495,6 +519,7 @@ def run_eval(
             timings["questions_s"] = round(time.monotonic() - t2, 1)
             echo(f"asked {len(questions)} questions through SearchMemory in {timings['questions_s']} s")
             stats = pipeline_stats(settings.sqlite_path, convs)
+            stats["worker_task_profile"] = task_profile(data_dir / "logs" / "worker.log")
     except BaseException:
         keep_data = True  # a failed run keeps its logs for a look
         raise

@@ -111,6 +111,7 @@ class MongoDocuments:
             name="chains_by_user_recency",
         )
         self.sessions.create_index([("tenant_id", ASCENDING), ("user_id", ASCENDING)], name="sessions_by_user")
+        self.events.create_index([("tenant_id", ASCENDING), ("status", ASCENDING)], name="events_pending_by_tenant")
 
     def ping(self) -> None:
         self.db.command("ping")
@@ -204,6 +205,9 @@ class MongoDocuments:
         if status is not None:
             f["status"] = status.value
         return self.events.count_documents(f)
+
+    def count_pending_for_tenant(self, tenant_id: str, cap: int) -> int:
+        return self.events.count_documents({"tenant_id": tenant_id, "status": "pending"}, limit=cap)
 
     def previous_user_message(self, scope: AgentScope, before: Event) -> Event | None:
         ts = _us(before.timestamp)

@@ -59,6 +59,9 @@ class DocumentStore(Protocol):
 
     def count_events(self, scope: AgentScope, status: EventStatus | None = None) -> int: ...
 
+    def count_pending_for_tenant(self, tenant_id: str, cap: int) -> int:
+        """Pending events of a tenant, counting at most `cap` (admission control needs only "over?")."""
+
     def previous_user_message(self, scope: AgentScope, before: Event) -> Event | None:
         """The scope's newest user message strictly before `before` (timestamp, then event_id)."""
 

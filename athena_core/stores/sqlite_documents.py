@@ -36,6 +36,7 @@ CREATE TABLE IF NOT EXISTS events (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS events_by_scope_time ON events (tenant_id, user_id, agent_id, timestamp, event_id);
 CREATE INDEX IF NOT EXISTS events_by_scope_status ON events (tenant_id, user_id, agent_id, status, timestamp);
+CREATE INDEX IF NOT EXISTS events_pending_by_tenant ON events (tenant_id, status);
 CREATE INDEX IF NOT EXISTS events_unseen_pending ON events (status, seen_at, received_at);
 CREATE TABLE IF NOT EXISTS chains (
     chain_id TEXT PRIMARY KEY,
@@ -239,6 +240,12 @@ class SqliteDocuments:
             sql += " AND status = ?"
             params.append(status.value)
         return self._conn().execute(sql, params).fetchone()[0]
+
+    def count_pending_for_tenant(self, tenant_id: str, cap: int) -> int:
+        return self._conn().execute(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM events WHERE tenant_id = ? AND status = 'pending' LIMIT ?)",
+            (tenant_id, cap),
+        ).fetchone()[0]
 
     def previous_user_message(self, scope: AgentScope, before: Event) -> Event | None:
         row = self._conn().execute(

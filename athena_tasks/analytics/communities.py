@@ -42,9 +42,10 @@ def run_community_analytics() -> dict:
 @app.task(base=AthenaTask, name="athena.beat.analytics_tenant")
 def analyse_tenant(tenant_id: str) -> dict:
     """Leiden (modularity) on the tenant's weighted graph, then bridge scores; written back in place."""
-    graph = get_runtime().graph
+    runtime = get_runtime()
+    graph = runtime.graph
     edges = graph.tenant_edges(tenant_id)
-    result = detect_communities(edges)
+    result = detect_communities(edges, n_iterations=runtime.settings.analytics_leiden_iterations)
     bridges = bridge_scores(edges, result.membership)
     graph.write_communities(
         tenant_id, result.membership, bridges, result.documents()

@@ -9,7 +9,7 @@ from datetime import timedelta
 from athena_core.models.events import utc_now
 from athena_tasks.app import app
 from athena_tasks.base import AthenaTask
-from athena_tasks.chains.pipeline import pipeline_for
+from athena_tasks.chains.run_requests import PipelineRunRequester
 from athena_tasks.worker_runtime import get_runtime
 
 
@@ -18,6 +18,6 @@ def flush_idle_segments() -> dict:
     runtime = get_runtime()
     cutoff = utc_now() - timedelta(seconds=runtime.settings.segment_idle_s)
     scopes = runtime.documents.idle_pending_scopes(cutoff)
-    for scope in scopes:
-        pipeline_for(scope, flush=True).apply_async()
-    return {"scopes_flushed": len(scopes)}
+    requester = PipelineRunRequester(runtime.redis, runtime.settings.pipeline_debounce_ttl_s)
+    published = sum(requester.request(scope, flush=True) for scope in scopes)
+    return {"scopes_flushed": len(scopes), "runs_published": published}

@@ -18,7 +18,7 @@ from athena_core.mtm.segmenter import BreakDetector, plan_segments
 from athena_core.models.chains import ChainStatus
 from athena_tasks.app import app
 from athena_tasks.base import AthenaTask
-from athena_tasks.chains.run_requests import clear_run_request
+from athena_tasks.chains.run_requests import PipelineRunRequester, clear_run_request
 from athena_tasks.chains.scope_lock import scope_lock
 from athena_tasks.worker_runtime import get_runtime
 
@@ -33,9 +33,12 @@ def coalesce(scope_key: str, flush: bool = False) -> dict:
     runtime = get_runtime()
     scope = AgentScope.from_key(scope_key)
     clear_run_request(runtime.redis, scope)
-    pending = runtime.documents.pending_events(scope)
+    batch = runtime.settings.pipeline_batch_events
+    pending = runtime.documents.pending_events(scope, limit=batch)
     runtime.documents.mark_seen(scope, [e.event_id for e in pending if e.seen_at is None], utc_now())
-    return {"scope": scope_key, "event_ids": [e.event_id for e in pending], "flush": flush}
+    more = len(pending) == batch  # a backlog: the embed step asks for the next run
+    return {"scope": scope_key, "event_ids": [e.event_id for e in pending], "flush": flush and not more,
+            "more": more}
 
 
 @app.task(base=AthenaTask, name="athena.pipeline.segment")
@@ -48,7 +51,7 @@ def segment(batch: dict) -> dict:
         events = [e for e in runtime.documents.get_events(scope.user_scope, batch["event_ids"])
                   if e.status == EventStatus.pending and e.agent_id == scope.agent_id]
         if not events:
-            return {"scope": batch["scope"], "segments": []}
+            return {"scope": batch["scope"], "segments": [], "more": batch.get("more", False)}
         calibration = calibration_for(settings, runtime.embedder.model_name)
         detector = BreakDetector(runtime.embedder, runtime.llm, high=calibration.break_high,
                                  low=calibration.break_low, tenant_id=scope.tenant_id)
@@ -58,7 +61,8 @@ def segment(batch: dict) -> dict:
         )
     for decision in plan.decisions:
         metrics.BREAK_DECISIONS.labels(decision.value).inc()
-    return {"scope": batch["scope"], "segments": [[e.event_id for e in s] for s in plan.segments]}
+    return {"scope": batch["scope"], "segments": [[e.event_id for e in s] for s in plan.segments],
+            "more": batch.get("more", False)}
 
 
 @app.task(base=AthenaTask, name="athena.pipeline.summarize")
@@ -77,7 +81,7 @@ def summarize(batch: dict) -> dict:
             outcome = former.form(scope, events, utc_now())
         if outcome.chain_id and outcome.chain_id not in chain_ids:
             chain_ids.append(outcome.chain_id)
-    return {"scope": batch["scope"], "chain_ids": chain_ids}
+    return {"scope": batch["scope"], "chain_ids": chain_ids, "more": batch.get("more", False)}
 
 
 @app.task(base=AthenaTask, name="athena.pipeline.embed")
@@ -94,6 +98,9 @@ def embed(batch: dict) -> dict:
     archived = [c.chain_id for c in chains if c.status != ChainStatus.active]
     if archived:
         runtime.vectors.delete(user, archived)
+    if batch.get("more"):
+        PipelineRunRequester(runtime.redis, runtime.settings.pipeline_debounce_ttl_s).request(
+            AgentScope.from_key(batch["scope"]))
     return {"scope": batch["scope"], "chain_ids": batch["chain_ids"], "embedded": len(active)}
 
 

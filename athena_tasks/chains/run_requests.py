@@ -26,21 +26,24 @@ class PipelineRunRequester:
         self.redis = client
         self.ttl_s = ttl_s
 
-    def request(self, scope: AgentScope) -> bool:
-        """Publish a run unless one is already queued for the scope. True when this call published."""
+    def request(self, scope: AgentScope, flush: bool = False) -> bool:
+        """Publish a run unless one is already queued for the scope. True when this call published.
+
+        A queued ordinary run also serves an idle flush request: the idle-flush beat asks again next tick.
+        """
         key = run_request_key(scope)
         if not self.redis.set(key, "1", nx=True, ex=self.ttl_s):
             metrics.PIPELINE_PUBLISH.labels("debounced").inc()
             return False
         try:
-            self.publish(scope)
+            self.publish(scope, flush)
         except Exception:
             self.redis.delete(key)
             raise
         metrics.PIPELINE_PUBLISH.labels("published").inc()
         return True
 
-    def publish(self, scope: AgentScope) -> None:
+    def publish(self, scope: AgentScope, flush: bool = False) -> None:
         from athena_tasks.chains.pipeline import pipeline_for
 
-        pipeline_for(scope).apply_async()
+        pipeline_for(scope, flush=flush).apply_async()

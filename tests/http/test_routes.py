@@ -23,7 +23,9 @@ def test_create_get_delete_session(api: TestClient, tenant: str) -> None:
     session_id = created.json()["session_id"]
     got = api.get(f"/api/v1/sessions/{session_id}").json()
     assert got["tenant_id"] == tenant and got["agent_id"] == "default" and got["metadata"] == {"k": "v"}
-    assert api.delete(f"/api/v1/sessions/{session_id}").json() == {"session_id": session_id, "deleted": True}
+    assert got["pending_events"] == 0
+    assert api.delete(f"/api/v1/sessions/{session_id}").json() == {
+        "session_id": session_id, "deleted": True, "purge": None}
     assert api.get(f"/api/v1/sessions/{session_id}").status_code == 404
 
 

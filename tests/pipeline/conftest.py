@@ -18,7 +18,8 @@ def worker_runtime(tmp_path_factory, redis_url: str) -> Iterator[Runtime]:
     from athena_tasks.app import app
 
     app.loader.import_default_modules()
-    settings = Settings(data_dir=tmp_path_factory.mktemp("worker"), redis_url=redis_url, segment_idle_s=1)
+    settings = Settings(data_dir=tmp_path_factory.mktemp("worker"), redis_url=redis_url, segment_idle_s=1,
+                        pipeline_batch_events=30)  # small batches: the force-flush test crosses several runs
     runtime = build_runtime(settings)
     runtime.embedder.embed(["warm up the model before the worker starts"])
     set_runtime(runtime)

@@ -141,8 +141,10 @@ def test_harness_end_to_end_on_two_conversations(tmp_path):
 
     # the athena results map back to LoCoMo turn ids through the event log
     returned = [r for row in report["questions"] for r in row["systems"]["athena"]["returned"]]
-    assert returned and any(r["turn_ids"] for r in returned)
-    assert all(t.startswith("D") for r in returned for t in r["turn_ids"])
+    assert returned and any(r["turns"] for r in returned) and any(r["evidence"] for r in returned)
+    assert all(t.startswith("D") for r in returned for t in r["evidence"])
+    bm25 = [r for row in report["questions"] for r in row["systems"]["bm25"]["returned"]]
+    assert all(r["turns"] == 1 and r["id"].startswith("D") for r in bm25)
 
     # outputs: JSON + markdown table, no dataset text in them
     written = json.loads(Path(report["paths"]["json"]).read_text())
