@@ -23,10 +23,19 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
-	$(BIN)/python bench/ingest.py
+	$(BIN)/python bench/run_all.py
 
 clean:
 	rm -rf $(VENV) .athena
 
 eval: $(STAMP)
 	$(BIN)/athena eval locomo
+
+# Flower on the same broker as `make run` (ATHENA_REDIS_URL, or the embedded Redis under ATHENA_DATA_DIR).
+# Basic auth: `export FLOWER_BASIC_AUTH=user:password` first; Flower reads it from the environment, so it
+# never appears on a command line. Without it, the UI is open on loopback and /api/* answers 401.
+flower: $(STAMP)
+	$(BIN)/celery -A athena_tasks.app flower --address=127.0.0.1 --port=5555
+
+bench-quick: $(STAMP)
+	$(BIN)/python bench/run_all.py --quick

@@ -9,6 +9,7 @@ from athena_api.errors import ApiError
 from athena_core import request_context
 from athena_core.auth import AuthError, Authenticator, Principal
 from athena_core.rate_limits import Refusal
+from athena_core.sentry_setup import tag_tenant
 from athena_core.ingest import Ingest
 from athena_core.models.sessions import Session
 from athena_core.ltm.retrieval import FactRetriever
@@ -66,6 +67,7 @@ def get_owned_session(request: Request, session_id: str, runtime: RuntimeDep, pr
     if session is None or not principal.may_use(session.tenant_id, session.user_id):
         raise ApiError(404, "session_not_found", f"session {session_id!r} not found", field="session_id")
     request_context.tenant_id.set(session.tenant_id)
+    tag_tenant(session.tenant_id)  # Sentry: this dependency runs in a thread pool, so tag the shared scope
     refuse(request.app.state.admission.check_rate(session.tenant_id))
     return session
 

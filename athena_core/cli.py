@@ -76,6 +76,7 @@ def eval_locomo(
     wait_timeout: float = typer.Option(1500.0, help="Seconds to wait for the pipeline, from the first ingest."),
     no_dense: bool = typer.Option(False, "--no-dense", help="Skip the dense-retrieval baseline."),
     keep_data: bool = typer.Option(False, help="Keep the stack's temporary data dir."),
+    details: bool = typer.Option(False, help="Also write every question's metrics and returned ids to the JSON."),
     answer_model: str = typer.Option(None, help="OpenAI-compatible URL for answer generation + LLM judge."),
 ) -> None:
     """Ingest LoCoMo through the real API and pipeline; score SearchMemory beside BM25 and dense baselines."""
@@ -89,7 +90,8 @@ def eval_locomo(
     locomo.run_eval(
         dataset or locomo.DEFAULT_DATASET, conversations=conversations,
         sessions_per_conversation=sessions_per_conversation, out_dir=out or locomo.DEFAULT_OUT, limit=limit,
-        wait_timeout_s=wait_timeout, dense=not no_dense, keep_data=keep_data, echo=lambda m: typer.echo(m),
+        wait_timeout_s=wait_timeout, dense=not no_dense, keep_data=keep_data, details=details,
+        echo=lambda m: typer.echo(m),
     )
 
 

@@ -18,6 +18,7 @@ from athena_core.providers.llm import LLMProvider
 from athena_core.stores.ports import DocumentStore, VectorIndex
 
 if TYPE_CHECKING:
+    from athena_core.stores.s3_blobs import S3Blobs
     from athena_core.ltm.extraction import TripleExtractor
     from athena_core.ltm.graph_port import GraphStore
 
@@ -64,6 +65,17 @@ def build_extractor(settings: Settings, llm: LLMProvider) -> "TripleExtractor":
     return OfflineTripleExtractor()
 
 
+def build_blobs(settings: Settings) -> "LocalBlobs | S3Blobs | None":
+    if settings.blob_store == "s3":
+        from athena_core.stores.s3_blobs import S3Blobs
+
+        return S3Blobs(settings.s3_endpoint_url, settings.s3_bucket, settings.s3_access_key_id,
+                       settings.s3_secret_access_key)
+    if settings.blob_store == "local":
+        return LocalBlobs(settings.data_dir / "blobs")
+    return None
+
+
 @dataclass
 class Runtime:
     settings: Settings
@@ -71,7 +83,7 @@ class Runtime:
     redis: redis.Redis
     documents: DocumentStore
     stm: StmWindow
-    blobs: LocalBlobs | None
+    blobs: "LocalBlobs | S3Blobs | None"
 
     @cached_property
     def embedder(self) -> CachedEmbedder:
@@ -107,7 +119,7 @@ def build_runtime(settings: Settings) -> Runtime:
     location = resolve_redis(settings)
     client = redis_client(location)
     documents = build_documents(settings)
-    blobs = LocalBlobs(settings.data_dir / "blobs") if settings.blob_store == "local" else None
+    blobs = build_blobs(settings)
     return Runtime(
         settings=settings,
         redis_location=location,

@@ -9,7 +9,8 @@ The DSN is read from `SENTRY_DSN` (the name SPEC S10 uses and the one sentry-sdk
   request has resolved a session, its tenant (`athena_core.request_context`; see `tag_tenant`).
 - Worker: the Celery integration; each event raised inside a task is tagged with the task name and the
   tenant taken from the task's arguments (a `tenant:user:agent` scope key, a `{"scope": key}` batch, or a
-  `tenant_id` argument). Task arguments, request bodies and local variables are not sent: they hold conversation content and raw
+  `tenant_id` argument).
+- Task arguments, request bodies and local variables are not sent: they hold conversation content and raw
   credential headers.
 
 `init_sentry` must run before the worker builds its task tracers: `athena_tasks.sentry_hooks` calls it from

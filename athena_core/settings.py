@@ -18,7 +18,11 @@ class Settings(BaseSettings):
     document_store: Literal["sqlite", "mongo"] = "sqlite"
     mongo_url: str = "mongodb://localhost:27017"
     mongo_database: str = "athena"
-    blob_store: Literal["local", "none"] = "local"
+    blob_store: Literal["local", "s3", "none"] = "local"
+    s3_endpoint_url: str = ""  # e.g. http://minio:9000; empty = AWS
+    s3_bucket: str = "athena-blobs"
+    s3_access_key_id: str = ""
+    s3_secret_access_key: str = ""
     api_host: str = "127.0.0.1"
     api_port: int = 8080
 
@@ -67,7 +71,8 @@ class Settings(BaseSettings):
     merge_min_similarity: float | None = None
     merge_min_confidence: float | None = None
     formation_max_events: int = 200  # transcript cap per LLM call when a long chain is re-summarised
-    lock_timeout_s: int = 300
+    # A scope lock expires after this, so a worker killed while holding it blocks the scope no longer.
+    lock_timeout_s: int = 120
 
     # Heat (S5)
     heat_tau_hours: float = 24.0

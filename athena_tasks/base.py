@@ -3,7 +3,8 @@
 Late acks and reject-on-worker-lost redeliver a task whose worker died, so every task must be
 idempotent. Failures retry with exponential backoff and jitter, at most `ATHENA_TASK_MAX_RETRIES`
 times; then a dead-letter record is written where operators can see it. A `PermanentTaskError`
-skips the retries: retrying a bad input only burns the queue.
+skips the retries: retrying a bad input only burns the queue. A busy scope lock is waited for with
+short fixed retries instead: the lock expires, so the wait is bounded.
 """
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from celery import Task
 
 from athena_core import metrics
 from athena_core.settings import get_settings
+from athena_tasks.chains.scope_lock import ScopeBusy
 from athena_tasks.worker_runtime import get_runtime
+
+LOCK_RETRY_S = 2
 
 log = logging.getLogger(__name__)
 
@@ -26,11 +30,20 @@ class AthenaTask(Task):
     acks_late = True
     reject_on_worker_lost = True
     autoretry_for = (Exception,)
-    dont_autoretry_for = (PermanentTaskError,)
+    dont_autoretry_for = (PermanentTaskError, ScopeBusy)
     retry_backoff = 2  # seconds, doubled each retry: 2, 4, 8, 16, 32 …
     retry_backoff_max = get_settings().task_retry_backoff_max_s
     retry_jitter = True
     max_retries = get_settings().task_max_retries
+
+    def __call__(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN204 - celery signature
+        """Waiting for a scope lock is not a failure: retry every few seconds until the lock can have
+        expired, without spending the failure budget's exponential backoff."""
+        try:
+            return super().__call__(*args, **kwargs)
+        except ScopeBusy as busy:
+            lock_waits = get_settings().lock_timeout_s // LOCK_RETRY_S + 1
+            raise self.retry(exc=busy, countdown=LOCK_RETRY_S, max_retries=self.max_retries + lock_waits) from busy
 
     def on_retry(self, exc, task_id, args, kwargs, einfo) -> None:  # noqa: ANN001 - celery signature
         metrics.TASK_RETRIES.labels(self.name).inc()

@@ -17,6 +17,9 @@ ATHENA_SEGMENT_IDLE_S=1), with the offline LLM and the local embedder. Then, per
      `pending_events == 0` for every session (polled every 0.25 s);
   3. chains formed = the users' chains in the SQLite document store afterwards.
 
+`--omp-threads 1` sets OMP_NUM_THREADS (torch intra-op threads) in the stack's processes; default unset,
+as shipped. Every line records it.
+
 One JSON line per configuration (events, seconds, events_per_s, chains, ...) and a summary line with
 `ratio_2_over_1` = events/s with 2 workers / events/s with 1 worker, both measured in this run.
 The synthetic text generators below are also used by bench/reads.py.
@@ -320,6 +323,8 @@ def run_configs(worker_counts: list[int], args: argparse.Namespace, root: Path, 
         "ATHENA_LLM_PROVIDER": "offline", "ATHENA_EMBEDDING_PROVIDER": "local", "ATHENA_VECTOR_STORE": "sqlite",
         "ATHENA_IDLE_FLUSH_EVERY_S": "1", "ATHENA_SEGMENT_IDLE_S": "1",
     }
+    if args.omp_threads:
+        extra_env["OMP_NUM_THREADS"] = str(args.omp_threads)
     stack = Stack(settings=settings, with_beat=True, extra_env=extra_env)
     try:
         stack.start_redis()
@@ -357,6 +362,7 @@ def run_configs(worker_counts: list[int], args: argparse.Namespace, root: Path, 
                 "errors": result["errors"],
                 "warmup_seconds": round(result["warmup_s"], 2),
                 "warm_children": result["warm_children"],
+                "omp_threads": args.omp_threads,
                 "load_avg_before": result["load_avg_before"],
                 "load_avg_after": result["load_avg_after"],
                 **machine_info(),
@@ -378,6 +384,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--turns", type=int, default=None, help="interactions per topic")
     p.add_argument("--workers", default="1,2", help="comma-separated worker concurrencies")
     p.add_argument("--timeout", type=float, default=None, help="max seconds to wait for consolidation")
+    p.add_argument("--omp-threads", type=int, default=None,
+                   help="set OMP_NUM_THREADS (torch intra-op threads) in every process; default: as shipped (unset)")
     p.add_argument("--seed", type=int, default=7)
     args = p.parse_args(argv)
     if args.conversations is None:

@@ -230,6 +230,38 @@ def wait_for_pipeline(client, probe_sessions: list[str], total_events: int, time
     return {"pending_at_end": pending, "wait_s": round(time.monotonic() - start, 1), "stopped": stopped}
 
 
+def wait_for_vectors(data_dir: Path, timeout_s: float, echo: Echo) -> dict:
+    """pending_events == 0 once chains are formed; their vectors come one task later (embed). Wait for them.
+
+    Reads the embedded SQLite stores read-only; with another vector store it cannot tell and returns at once.
+    """
+    documents, vectors = data_dir / "athena.sqlite3", data_dir / "vectors.sqlite3"
+    if not vectors.exists():
+        return {"chains_without_vector": None}
+    start = time.monotonic()
+    missing: set[str] = set()
+    while True:
+        try:
+            d = sqlite3.connect(f"file:{documents}?mode=ro", uri=True)
+            v = sqlite3.connect(f"file:{vectors}?mode=ro", uri=True)
+            try:
+                active = {r[0] for r in d.execute(
+                    "SELECT chain_id FROM chains WHERE tenant_id = ? AND status = 'active'", (TENANT,))}
+                have = {r[0] for r in v.execute("SELECT chain_id FROM chain_vectors WHERE tenant_id = ?", (TENANT,))}
+            finally:
+                d.close()
+                v.close()
+            missing = active - have
+        except sqlite3.Error:
+            missing = {"?"}
+        if not missing or time.monotonic() - start >= timeout_s:
+            break
+        time.sleep(1.0)
+    if missing:
+        echo(f"  {len(missing)} active chains still have no vector after {timeout_s:.0f} s")
+    return {"chains_without_vector": len(missing), "vector_wait_s": round(time.monotonic() - start, 1)}
+
+
 # ------------------------------------------------------------------------------------------- the log
 
 
@@ -431,9 +463,14 @@ def run_eval(
     ingest_threads: int = 4,
     dense: bool = True,
     keep_data: bool = False,
+    details: bool = False,
     echo: Echo = print,
 ) -> dict:
-    """The whole harness; returns the report (also written to `out_dir` as JSON + markdown)."""
+    """The whole harness; returns the report (also written to `out_dir` as JSON + markdown).
+
+    `details` adds every question's metrics and returned ids to the JSON (about 4 KB a question, so off
+    by default for the full run); the report returned always carries them under "questions".
+    """
     from athena_core.client import AthenaClient
     from athena_core.settings import Settings
     from athena_core.stack import Stack
@@ -493,11 +530,14 @@ def run_eval(
                 embedder = LocalEmbedder(settings.embedding_model) if settings.embedding_provider == "local" else None
             systems_baseline = run_baselines(convs, limit, embedder)
             timings["baselines_s"] = round(time.monotonic() - t1, 1)
-            echo(f"baselines (bm25{', dense ' + embedder.model_name if embedder else ''}) in {timings['baselines_s']} s")
+            dense_name = f", dense {embedder.model_name}" if embedder else ""
+            echo(f"baselines (bm25{dense_name}) in {timings['baselines_s']} s")
 
             # -- wait for the pipeline
             wait = wait_for_pipeline(client, [ids[0] for ids in session_ids], total_events,
                                      max(wait_timeout_s - (time.monotonic() - t0), 10.0), echo, alive)
+            if not wait.get("stopped"):
+                wait.update(wait_for_vectors(data_dir, 120.0, echo))
             timings["pipeline_total_s"] = round(time.monotonic() - t0, 1)
             timings["pipeline_drain_after_ingest_s"] = round(time.monotonic() - t0 - timings["ingest_s"], 1)
             consolidated = total_events - max(wait["pending_at_end"], 0)
@@ -551,20 +591,22 @@ def run_eval(
         "pipeline": {**wait, "events_per_s": throughput, "consolidated_or_rejected": consolidated, **stats},
         "timings": timings,
         "summary": summary,
-        "questions": per_question,
         "table_markdown": table,
     }
+    if details:  # per question: ids, category, evidence ids, metrics, what came back (ids and sizes only)
+        report["questions"] = per_question
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path = out_dir / f"locomo-{stamp}.json"
     md_path = out_dir / f"locomo-{stamp}.md"
-    json_path.write_text(json.dumps(report, indent=1) + "\n")
+    json_path.write_text(json.dumps(report, indent=1 if not details else None) + "\n")
     md_path.write_text(
         f"# LoCoMo retrieval ({stamp})\n\n{len(convs)} conversations, {total_events} turns, "
         f"{len(questions)} questions; k = {limit}; tokens ≈ words × 4/3. "
         f"Pipeline: {throughput} events/s, {stats['chains']} chains; total {timings['total_s']} s.\n\n{table}\n"
     )
     report["paths"] = {"json": str(json_path), "markdown": str(md_path)}
+    report["questions"] = per_question
     echo(table)
     echo(f"written {json_path} and {md_path} (total {timings['total_s']} s)")
     return report

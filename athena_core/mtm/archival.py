@@ -6,7 +6,7 @@ from datetime import datetime
 from athena_core.models.chains import Chain
 from athena_core.mtm.chain_heat import idle_days
 from athena_core.models.scope import UserScope
-from athena_core.stores.local_blobs import LocalBlobs
+from athena_core.stores.ports import BlobStore
 from athena_core.stores.ports import DocumentStore, VectorIndex
 
 
@@ -16,7 +16,7 @@ def should_archive(chain: Chain, heat: float, now: datetime, *, max_heat: float 
 
 
 def archive(
-    chain: Chain, now: datetime, documents: DocumentStore, vectors: VectorIndex, blobs: LocalBlobs | None
+    chain: Chain, now: datetime, documents: DocumentStore, vectors: VectorIndex, blobs: BlobStore | None
 ) -> bool:
     """Vector and blobs first, then the status: a crash in between leaves an active chain to retry."""
     scope = UserScope(tenant_id=chain.tenant_id, user_id=chain.user_id)

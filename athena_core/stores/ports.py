@@ -154,3 +154,22 @@ class VectorIndex(Protocol):
         """The user's `limit` nearest chains, most similar first. Never another user's or tenant's."""
 
     def count(self, scope: UserScope) -> int: ...
+
+
+@runtime_checkable
+class BlobStore(Protocol):
+    """Event payloads (SPEC S2, S7). Engines: a local directory (embedded), S3-compatible (MinIO)."""
+
+    engine: str
+
+    def put(self, scope: UserScope, name: str, data: bytes) -> str:
+        """Store the bytes under the user's prefix; returns the blob URI kept on the event."""
+
+    def get(self, scope: UserScope, uri: str) -> bytes:
+        """Read a blob of this user; another scope's URI raises PermissionError."""
+
+    def delete(self, uri: str) -> None: ...
+
+    def delete_user(self, scope: UserScope) -> None: ...
+
+    def ping(self) -> None: ...

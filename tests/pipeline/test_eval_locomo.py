@@ -83,7 +83,8 @@ def test_answer_word_recall_uses_only_the_returned_text():
 
 
 def test_aggregate_splits_categories_and_keeps_adversarial_out_of_overall():
-    scored = [(1, {"m": 1.0, "a": None}), (4, {"m": 0.0, "a": 0.5}), (4, {"m": 0.5, "a": 1.0}), (5, {"m": 1.0, "a": 1.0})]
+    scored = [(1, {"m": 1.0, "a": None}), (4, {"m": 0.0, "a": 0.5}), (4, {"m": 0.5, "a": 1.0}),
+              (5, {"m": 1.0, "a": 1.0})]
     table = scoring.aggregate(scored)
     assert table["overall"]["n"] == 3 and table["overall"]["m"] == pytest.approx(0.5)
     assert table["overall"]["a"] == pytest.approx(0.75)  # undefined values are left out of the mean
@@ -115,12 +116,12 @@ def test_harness_end_to_end_on_two_conversations(tmp_path):
 
     lines: list[str] = []
     report = run_eval(DATASET.resolve(), conversations=2, sessions_per_conversation=2, out_dir=tmp_path,
-                      limit=10, wait_timeout_s=240, echo=lines.append)
+                      limit=10, wait_timeout_s=240, details=True, echo=lines.append)
 
     expected = [q for c in load_conversations(DATASET.resolve(), 2, 2) for q in c.questions]
     assert expected and report["corpus"]["questions"] == len(expected)
     assert report["pipeline"]["pending_at_end"] == 0, report["pipeline"]
-    assert report["pipeline"]["stopped"] is None
+    assert report["pipeline"]["stopped"] is None and report["pipeline"]["chains_without_vector"] == 0
     assert report["pipeline"]["chains"] >= 1
 
     # every question scored by every system, over the same questions
@@ -148,7 +149,7 @@ def test_harness_end_to_end_on_two_conversations(tmp_path):
 
     # outputs: JSON + markdown table, no dataset text in them
     written = json.loads(Path(report["paths"]["json"]).read_text())
-    assert written["summary"] == report["summary"]
+    assert written["summary"] == report["summary"] and len(written["questions"]) == len(expected)
     table = Path(report["paths"]["markdown"]).read_text()
     assert "| turn_recall@10 | athena |" in table and "| answer_recall@1000tok | dense |" in table
     assert expected[0].question not in Path(report["paths"]["json"]).read_text()

@@ -23,7 +23,8 @@ TOPICS = [
 def test_killing_the_worker_mid_run_duplicates_nothing(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     settings = Settings(data_dir=data_dir, redis_url=None, api_port=free_port())
-    env = {"ATHENA_BROKER_VISIBILITY_TIMEOUT_S": "5", "ATHENA_IDLE_FLUSH_EVERY_S": "1", "ATHENA_SEGMENT_IDLE_S": "2"}
+    env = {"ATHENA_BROKER_VISIBILITY_TIMEOUT_S": "5", "ATHENA_IDLE_FLUSH_EVERY_S": "1", "ATHENA_SEGMENT_IDLE_S": "2",
+           "ATHENA_LOCK_TIMEOUT_S": "15"}  # the killed worker's locks expire quickly
     stack = Stack(settings, worker_concurrency=1, extra_env=env)
     scope = AgentScope(tenant_id="t-crash", user_id="u1", agent_id="a1")
     try:

@@ -10,7 +10,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def test_every_setting_is_documented_in_the_readme() -> None:
-    documented = set(re.findall(r"ATHENA_[A-Z_]+", README.read_text())) - {
+    documented = set(re.findall(r"ATHENA_[A-Z0-9_]+", README.read_text())) - {
         "ATHENA_TEST_MONGO_URL", "ATHENA_TEST_ARANGO_URL", "ATHENA_TEST_MILVUS_URI", "ATHENA_TEST_REDIS_URL"}
     settings = {f"ATHENA_{name.upper()}" for name in Settings.model_fields}
     assert settings - documented == set(), "settings missing from the README"

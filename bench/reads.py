@@ -1,0 +1,330 @@
+"""Read benchmark (SPEC S9): GetContext (with query) and SearchMemory p50/p99 over HTTP vs chains per tenant.
+
+    python bench/reads.py            # 1k, 10k and 100k chains per tenant, 100 queries per route and size
+    python bench/reads.py --quick    # 1k and 10k chains, 20 queries
+
+1. Seed (untimed) a temporary ATHENA_DATA_DIR directly through the embedded adapters: for each size N a
+   tenant `reads-<N>` whose user `u0` holds N active chains (`SqliteDocuments.upsert_chain`) with their
+   vectors (`SqliteVectors.upsert_many`, batches of 5000), plus noise: another user of the same tenant
+   and two other tenants with `--noise` chains each, so the scope filter has work to do.
+   Vectors are real embeddings from the configured local embedder (all-MiniLM-L6-v2) of synthetic,
+   varied summaries. Embedding 100k texts on a loaded 2-core machine takes far too long (about 16
+   texts/s measured here under load), so a pool of `--pool` distinct summaries is embedded and chain i
+   reuses pool text i mod pool with its vector plus small Gaussian noise (sigma `--noise-sigma` per
+   dimension, then re-normalised: cosine to the pool vector about 0.98). Chains therefore keep realistic
+   neighbourhoods (topics, near-duplicates) without 100k model calls. The pool's embedding rate is reported.
+2. Start the API (`Stack.start_redis` + `start_api`, no worker: reads only) on that data dir.
+3. Per size: an untimed warm-up (loads the API's embedder and the user's vector matrix; the first request
+   per size is reported as `first_*_ms`), then, with one sequential client (latency, not throughput):
+   - baseline: `MemoryReader.search` in this process on the same files (same adapters, same embedder
+     class and cache size), i.e. SearchMemory without HTTP / routing / JSON;
+   - SearchMemory over HTTP (`POST /context/search`, limit 5) and GetContext over HTTP
+     (`GET /context?query=...&pages=5`).
+   Every request uses a query text not used before in that process, so the embedding cache never hides
+   the model call (the same list is used for the baseline and for HTTP SearchMemory: each process
+   embeds it once).
+
+`--omp-threads 1` sets OMP_NUM_THREADS for this process and the API (default: unset, as shipped). On a
+loaded 2-core machine torch's default of one intra-op thread per core made a single-query embedding ~30x
+slower here (about 500 ms vs 17 ms), so that flag changes the figures a lot; every line records it.
+
+One JSON line per (route, size): p50/p99/mean/max ms, `ratio_http_to_direct` (SearchMemory p50 over HTTP
+/ in-process p50) and per route a summary line with growth per decade (p50 at 10N / p50 at N).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from datetime import timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+
+from common import emit, free_port, log, machine_info, percentile, save_results, utc_stamp  # noqa: E402
+from pipeline import BASE_TIME, query as synthetic_query, summary as synthetic_summary  # noqa: E402
+
+BENCH = "reads"
+PREFIXES = ["", "Remind me: ", "Earlier we talked about this. ", "Quick question. ", "What did we say? ",
+            "From last week: ", "Again: ", "Context please. "]
+
+
+def load_avg() -> list[float]:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return []
+
+
+def ms(seconds: float) -> float:
+    return round(seconds * 1000.0, 3)
+
+
+def stats(latencies: list[float]) -> dict:
+    values = sorted(latencies)
+    return {
+        "requests": len(values),
+        "p50_ms": ms(percentile(values, 50)),
+        "p99_ms": ms(percentile(values, 99)),
+        "mean_ms": ms(statistics.fmean(values)) if values else None,
+        "max_ms": ms(values[-1]) if values else None,
+    }
+
+
+class QueryPool:
+    """Distinct query texts, handed out once each (so no request hits the embedding cache)."""
+
+    def __init__(self, seed: int) -> None:
+        rng = random.Random(seed)
+        texts = {p + synthetic_query(rng) for _ in range(20_000) for p in [rng.choice(PREFIXES)]}
+        self.texts = sorted(texts)
+        rng.shuffle(self.texts)
+
+    def take(self, n: int) -> list[str]:
+        if n > len(self.texts):
+            raise ValueError(f"only {len(self.texts)} distinct queries left, {n} asked")
+        out, self.texts = self.texts[:n], self.texts[n:]
+        return out
+
+
+def make_chain(tenant: str, user: str, i: int, topic: str, text: str, entities: list[str]):
+    from athena_core.heat import compute_heat
+    from athena_core.models.chains import Chain
+    from athena_core.mtm.quality_gate import QualityScores
+
+    at = BASE_TIME + timedelta(minutes=7 * i)
+    quality = QualityScores(coherence=0.6, completeness=0.6, relevance=0.6, engagement=0.5, cognitive_depth=0.5,
+                            overall=0.56, passed=True, mode="balanced")
+    heat = compute_heat(intrinsic_importance=0.5, density=0.2, hours_since_access=24.0)
+    return Chain(
+        chain_id=f"chn_{tenant}_{user}_{i}", tenant_id=tenant, user_id=user, agent_ids=["default"],
+        topic=topic, subtopics=[], summary=text, entities=entities, quality=quality, intrinsic_importance=0.5,
+        density=0.2, heat_score=heat.heat, heat_factors=heat, started_at=at, last_event_at=at + timedelta(minutes=5),
+        event_count=6, event_ids=[f"evt_{tenant}_{user}_{i}_{k}" for k in range(6)],
+        metadata={"bench": BENCH, "topic_group": topic.split(":")[0]}, created_at=at, updated_at=at,
+    )
+
+
+def seed_user(documents, vectors, tenant: str, user: str, n: int, pool: list[tuple[str, str, list[str]]],
+              pool_vectors: np.ndarray, rng: np.random.Generator, sigma: float) -> None:
+    from athena_core.models.scope import UserScope
+
+    scope = UserScope(tenant_id=tenant, user_id=user)
+    batch = 5000
+    for start in range(0, n, batch):
+        stop = min(n, start + batch)
+        ids, vecs = [], []
+        for i in range(start, stop):
+            topic, text, entities = pool[i % len(pool)]
+            chain = make_chain(tenant, user, i, topic, text, entities)
+            documents.upsert_chain(chain)
+            ids.append(chain.chain_id)
+            vecs.append(pool_vectors[i % len(pool)])
+        block = np.asarray(vecs, dtype=np.float32)
+        if len(pool) < n:  # reused pool vectors get a little noise (see the module docstring)
+            block = block + rng.normal(0.0, sigma, block.shape).astype(np.float32)
+            block /= np.linalg.norm(block, axis=1, keepdims=True)
+        vectors.upsert_many(scope, ids, block)
+
+
+def timed(fn, queries: list[str]) -> list[float]:
+    out = []
+    for q in queries:
+        t0 = time.perf_counter()
+        fn(q)
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -> None:
+    import httpx
+
+    from athena_core.models.events import utc_now
+    from athena_core.models.scope import UserScope
+    from athena_core.mtm.recall import MemoryReader
+    from athena_core.providers.factory import build_embedder
+    from athena_core.settings import Settings
+    from athena_core.stack import Stack
+    from athena_core.stores.sqlite_documents import SqliteDocuments
+    from athena_core.stores.sqlite_vectors import SqliteVectors
+
+    data_dir = root / "data"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    env_backup = os.environ.pop("ATHENA_REDIS_URL", None)  # always the embedded Redis
+    settings = Settings(data_dir=data_dir, api_host="127.0.0.1", api_port=free_port(), document_store="sqlite",
+                        auth_mode="off", llm_provider="offline", embedding_provider="local", vector_store="sqlite")
+    queries = QueryPool(args.seed)
+    omp_env = {"OMP_NUM_THREADS": str(args.omp_threads)} if args.omp_threads else {}
+    os.environ.update(omp_env)  # before torch loads in this process (LocalEmbedder imports it lazily)
+
+    # -- 1. seed ------------------------------------------------------------------------------------
+    t0 = time.perf_counter()
+    embedder = build_embedder(settings)
+    embedder.embed(["warm up the embedding model"])
+    model_load_s = time.perf_counter() - t0
+    rng = random.Random(args.seed)
+    distinct: dict[str, tuple[str, str, list[str]]] = {}
+    while len(distinct) < args.pool:
+        topic, text, entities = synthetic_summary(rng)
+        distinct.setdefault(text, (topic, text, entities))
+    pool = list(distinct.values())
+    t0 = time.perf_counter()
+    pool_vectors = embedder.embed([f"{t}. {s} ({', '.join(e)})" for t, s, e in pool])  # Chain.search_text form
+    embed_s = time.perf_counter() - t0
+    log(f"[reads] model load {model_load_s:.1f} s; embedded {len(pool)} summaries in {embed_s:.1f} s "
+        f"({len(pool) / embed_s:.1f}/s), load {load_avg()}")
+
+    documents = SqliteDocuments(settings.sqlite_path)
+    vectors = SqliteVectors(data_dir / "vectors.sqlite3", embedder.dimension, model_name=embedder.model_name)
+    nrng = np.random.default_rng(args.seed)
+    seed_info = {}
+    for n in args.sizes:
+        t0 = time.perf_counter()
+        tenant = f"reads-{n}"
+        seed_user(documents, vectors, tenant, "u0", n, pool, pool_vectors, nrng, args.noise_sigma)
+        seed_user(documents, vectors, tenant, "u1", args.noise, pool, pool_vectors, nrng, args.noise_sigma)
+        seed_info[n] = round(time.perf_counter() - t0, 2)
+        log(f"[reads] seeded {n} chains (+{args.noise} noise) in {seed_info[n]} s")
+    for k in range(2):
+        seed_user(documents, vectors, f"reads-other-{k}", "u0", args.noise, pool, pool_vectors, nrng, args.noise_sigma)
+
+    # -- 2. API ---------------------------------------------------------------------------------------
+    stack = Stack(settings=settings, with_beat=False, extra_env={
+        "ATHENA_AUTH_MODE": "off", "ATHENA_DOCUMENT_STORE": "sqlite", "ATHENA_PRODUCTION": "0",
+        "ATHENA_LLM_PROVIDER": "offline", "ATHENA_EMBEDDING_PROVIDER": "local", "ATHENA_VECTOR_STORE": "sqlite",
+        **omp_env})
+    reader = MemoryReader(documents, vectors, embedder, settings)
+    try:
+        stack.start_redis()
+        stack.start_api()
+        stack.wait_for_api(90.0)
+        with httpx.Client(base_url=stack.base_url, timeout=120.0, trust_env=False) as client:
+            per_route: dict[str, dict[int, dict]] = {"search_direct": {}, "search_http": {}, "context_http": {}}
+            for n in args.sizes:
+                tenant = f"reads-{n}"
+                scope = UserScope(tenant_id=tenant, user_id="u0")
+                r = client.post("/api/v1/sessions", json={"tenant_id": tenant, "user_id": "u0", "agent_id": "default"})
+                r.raise_for_status()
+                sid = r.json()["session_id"]
+
+                def direct(q: str) -> None:
+                    reader.search(scope, q, 5, utc_now())
+
+                def search_http(q: str) -> None:
+                    resp = client.post(f"/api/v1/sessions/{sid}/context/search", json={"query": q, "limit": 5})
+                    if resp.status_code != 200 or not resp.json():
+                        raise RuntimeError(f"SearchMemory answered {resp.status_code}: {resp.text[:200]}")
+
+                def context_http(q: str) -> None:
+                    resp = client.get(f"/api/v1/sessions/{sid}/context", params={"query": q, "pages": 5})
+                    if resp.status_code != 200 or len(resp.json()["relevant_pages"]) != 5:
+                        raise RuntimeError(f"GetContext answered {resp.status_code}: {resp.text[:200]}")
+
+                # first requests (cold user matrix; the API's first one also loads its embedder)
+                first = {name: ms(timed(fn, queries.take(1))[0])
+                         for name, fn in (("search_direct", direct), ("search_http", search_http),
+                                          ("context_http", context_http))}
+                for fn in (direct, search_http, context_http):
+                    timed(fn, queries.take(args.warmup))
+                search_queries = queries.take(args.queries)
+                load_before = load_avg()
+                results = {
+                    "search_direct": timed(direct, search_queries),
+                    "search_http": timed(search_http, search_queries),
+                    "context_http": timed(context_http, queries.take(args.queries)),
+                }
+                load_after = load_avg()
+                direct_p50 = percentile(sorted(results["search_direct"]), 50)
+                for name, latencies in results.items():
+                    route, transport = name.split("_")
+                    record = {
+                        "bench": BENCH,
+                        "route": {"search": "SearchMemory", "context": "GetContext"}[route],
+                        "transport": transport,
+                        "chains": n,
+                        **stats(latencies),
+                        "first_request_ms": first[name],
+                        "baseline_direct_p50_ms": ms(direct_p50),
+                        "ratio_http_to_direct": (round(percentile(sorted(latencies), 50) / direct_p50, 3)
+                                                 if transport == "http" else 1.0),
+                        "noise_chains": 3 * args.noise,
+                        "pool": len(pool),
+                        "omp_threads": args.omp_threads,
+                        "seed_seconds": seed_info[n],
+                        "load_avg_before": load_before,
+                        "load_avg_after": load_after,
+                        **machine_info(),
+                    }
+                    per_route[name][n] = record
+                    emit(record)
+                    records.append(record)
+                save_results(BENCH, records, stamp)
+    finally:
+        stack.stop()
+        documents.close()
+        vectors.close()
+        if env_backup is not None:
+            os.environ["ATHENA_REDIS_URL"] = env_backup
+
+    summary: dict = {"bench": "reads_summary", "sizes": args.sizes, "pool": len(pool),
+                     "pool_embed_per_s": round(len(pool) / embed_s, 1), "model_load_s": round(model_load_s, 1),
+                     "omp_threads": args.omp_threads}
+    for name, rows in per_route.items():
+        for low, high in zip(args.sizes, args.sizes[1:]):
+            if low in rows and high in rows and high == 10 * low:
+                summary[f"{name}_p50_growth_{high}_over_{low}"] = round(rows[high]["p50_ms"] / rows[low]["p50_ms"], 3)
+    summary["load_avg"] = load_avg()
+    summary.update(machine_info())
+    emit(summary)
+    records.append(summary)
+    save_results(BENCH, records, stamp)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="1k and 10k chains, 20 queries, pool 100, 3 warm-up")
+    p.add_argument("--sizes", default=None, help="comma-separated chains per tenant (default 1000,10000,100000)")
+    p.add_argument("--queries", type=int, default=None, help="timed requests per route and size (100; quick 30)")
+    p.add_argument("--warmup", type=int, default=None, help="untimed requests per route and size (5; quick 3)")
+    p.add_argument("--pool", type=int, default=None, help="distinct summaries embedded (2000; quick 200)")
+    p.add_argument("--noise", type=int, default=1000, help="chains of each noise user (3 noise users)")
+    p.add_argument("--noise-sigma", type=float, default=0.01)
+    p.add_argument("--omp-threads", type=int, default=None,
+                   help="set OMP_NUM_THREADS (torch intra-op threads) in every process; default: as shipped (unset)")
+    p.add_argument("--seed", type=int, default=11)
+    args = p.parse_args(argv)
+    if args.sizes is None:
+        args.sizes = "1000,10000" if args.quick else "1000,10000,100000"
+    args.sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    if args.queries is None:
+        args.queries = 20 if args.quick else 100
+    if args.warmup is None:
+        args.warmup = 3 if args.quick else 5
+    if args.pool is None:
+        args.pool = 100 if args.quick else 2000
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    stamp = utc_stamp()
+    records: list[dict] = []
+    root = Path(tempfile.mkdtemp(prefix=f"athena-bench-reads-{uuid.uuid4().hex[:6]}-"))
+    try:
+        run(args, root, records, stamp)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
