@@ -5,7 +5,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 

@@ -19,15 +19,14 @@ import hashlib
 import json
 import re
 import sqlite3
-import threading
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
 
 from athena_core.ltm.graph_port import node_key
 from athena_core.ltm.ontology import Fact, FactObservation, GraphNode, snake_id
 from athena_core.models.scope import UserScope
+from athena_core.stores.sqlite_file import SqliteFile
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS nodes (
@@ -201,44 +200,12 @@ class SqliteGraph:
     engine = "sqlite"
 
     def __init__(self, path: Path | str, synchronous: str = "NORMAL") -> None:
-        self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self.synchronous = synchronous
-        self._local = threading.local()
+        self._db = SqliteFile(path, synchronous)
+        self._conn = self._db.conn
+        self._write = self._db.write
+        self.ping = self._db.ping
+        self.close = self._db.close
         self._conn().executescript(SCHEMA)
-
-    # -- connections -------------------------------------------------------------------------------
-    def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(f"PRAGMA synchronous={self.synchronous}")
-            conn.execute("PRAGMA busy_timeout=30000")
-            self._local.conn = conn
-        return conn
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-
-    def ping(self) -> None:
-        self._conn().execute("SELECT 1").fetchone()
-
-    def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
 
     # -- writes ------------------------------------------------------------------------------------
     def upsert_facts(self, scope: UserScope, facts: list[FactObservation], now: datetime) -> int:

@@ -1,16 +1,11 @@
-"""SQLite adapter of the document store: the embedded default's event log and sessions (WAL mode).
+"""SQLite adapter of the document store: the embedded default's event log, sessions and chains.
 
-One connection per thread (FastAPI runs sync routes in a thread pool; Celery workers are separate
-processes). Writes use BEGIN IMMEDIATE so concurrent writers queue on the busy timeout instead of
-failing on a lock upgrade.
+Connections, WAL and write transactions are `SqliteFile`'s; this module is the schema and the queries.
 """
 from __future__ import annotations
 
 import json
 import sqlite3
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -18,6 +13,7 @@ from athena_core.models.chains import Chain, ChainStatus
 from athena_core.models.events import Event, EventStatus
 from athena_core.models.scope import AgentScope, UserScope
 from athena_core.models.sessions import Session
+from athena_core.stores.sqlite_file import SqliteFile
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -97,44 +93,12 @@ class SqliteDocuments:
     engine = "sqlite"
 
     def __init__(self, path: Path | str, synchronous: str = "NORMAL") -> None:
-        self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self.synchronous = synchronous
-        self._local = threading.local()
+        self._db = SqliteFile(path, synchronous)
+        self._conn = self._db.conn
+        self._write = self._db.write
+        self.ping = self._db.ping
+        self.close = self._db.close
         self._conn().executescript(SCHEMA)
-
-    # -- connections -------------------------------------------------------------------------------
-    def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(f"PRAGMA synchronous={self.synchronous}")
-            conn.execute("PRAGMA busy_timeout=30000")
-            self._local.conn = conn
-        return conn
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-
-    def ping(self) -> None:
-        self._conn().execute("SELECT 1").fetchone()
-
-    def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
 
     # -- sessions ----------------------------------------------------------------------------------
     def create_session(self, session: Session) -> None:

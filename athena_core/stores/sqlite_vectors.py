@@ -21,13 +21,10 @@ never make a stale cached matrix look current again.
 from __future__ import annotations
 
 import math
-import os
 import re
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +32,7 @@ import numpy as np
 from athena_core.models.scope import UserScope
 from athena_core.providers.embeddings import EmbeddingDimensionMismatch
 from athena_core.stores.ports import VectorHit
+from athena_core.stores.sqlite_file import SqliteFile
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS vector_meta (
@@ -108,14 +106,14 @@ class SqliteVectors:
     ) -> None:
         if int(dimension) <= 0:
             raise ValueError(f"dimension must be positive, got {dimension}")
-        self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._db = SqliteFile(path, synchronous)
+        self._conn = self._db.conn
+        self._write = self._db.write
+        self._read = self._db.snapshot
+        self.ping = self._db.ping
         self.dimension = int(dimension)
         self.model_name = model_name
-        self.synchronous = synchronous
         self.cache_max_rows = cache_max_rows
-        self._local = threading.local()
         self._cache: OrderedDict[tuple[str, str], _Matrix] = OrderedDict()
         self._cache_rows = 0
         self._cache_lock = threading.Lock()
@@ -125,48 +123,8 @@ class SqliteVectors:
         self._conn().executescript(SCHEMA)
         self._check_dimension()
 
-    # -- connections -------------------------------------------------------------------------------
-    def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        # A connection inherited through fork (Celery prefork) must not be used by the child.
-        if conn is None or self._local.pid != os.getpid():
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(f"PRAGMA synchronous={self.synchronous}")
-            conn.execute("PRAGMA busy_timeout=30000")
-            self._local.conn = conn
-            self._local.pid = os.getpid()
-        return conn
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-
-    @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
-        """One snapshot for several statements (the version and the rows it describes)."""
-        conn = self._conn()
-        conn.execute("BEGIN")
-        try:
-            yield conn
-        finally:
-            conn.execute("COMMIT")
-
-    def ping(self) -> None:
-        self._conn().execute("SELECT 1").fetchone()
-
     def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None and self._local.pid == os.getpid():
-            conn.close()
-        self._local.conn = None
+        self._db.close()
         with self._cache_lock:
             self._cache.clear()
             self._cache_rows = 0
