@@ -5,7 +5,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -51,6 +50,7 @@ class Settings(BaseSettings):
     embedding_model: str = "all-minilm-l6-v2"
     embedding_dimension: int | None = None  # openai text-embedding-3-* only
     embedding_cache_size: int = 50_000
+    embedding_threads: int = 1  # torch threads per process (local model); 0 = torch's default
 
     # Vectors (S0, S9)
     vector_store: Literal["sqlite", "milvus"] = "sqlite"

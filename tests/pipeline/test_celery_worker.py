@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 from athena_core.models.scope import AgentScope
 from athena_core.runtime import Runtime
 from athena_tasks.app import app
+from tests.pipeline.waiting import wait_until
 from athena_tasks.base import AthenaTask
 from athena_tasks.chains.pipeline import coalesce, pipeline_for
 from athena_tasks.chains.run_requests import run_request_key
@@ -32,12 +33,6 @@ def always_fails(key: str) -> None:
     raise ConnectionError("still down")
 
 
-def _wait_until(predicate, timeout_s: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        time.sleep(0.05)
 
 
 def _new_session(api: TestClient) -> tuple[str, AgentScope]:
@@ -54,8 +49,8 @@ def test_storing_an_event_runs_the_pipeline_on_the_worker(worker_api: TestClient
     def seen() -> bool:
         return all(e.seen_at is not None for e in worker_runtime.documents.get_events(scope.user_scope, ids))
 
-    _wait_until(seen)
-    _wait_until(lambda: not worker_runtime.redis.exists(run_request_key(scope)))
+    wait_until(seen)
+    wait_until(lambda: not worker_runtime.redis.exists(run_request_key(scope)))
 
 
 def test_the_chain_runs_all_four_steps(worker_api: TestClient, worker_runtime: Runtime) -> None:
@@ -63,7 +58,7 @@ def test_the_chain_runs_all_four_steps(worker_api: TestClient, worker_runtime: R
     worker_api.post(f"/api/v1/sessions/{session_id}/interactions", json={
         "user_message": "How do I rotate the TLS certificates of our Nginx ingress before they expire on Friday?",
         "agent_response": "Renew them with cert-manager, then reload Nginx; the ingress picks up the new secret."})
-    result = pipeline_for(scope, flush=True).apply_async().get(timeout=30)
+    result = pipeline_for(scope, flush=True).apply_async().get(timeout=120)
     assert result["scope"] == scope.key and len(result["chain_ids"]) == 1 and result["embedded"] == 1
     [chain] = worker_runtime.documents.get_chains(scope.user_scope, result["chain_ids"])
     assert worker_runtime.vectors.search(scope.user_scope, worker_runtime.embedder.embed([chain.search_text])[0], 1)[0].chain_id == chain.chain_id
@@ -84,7 +79,7 @@ def test_a_flood_publishes_few_runs(worker_api: TestClient, worker_runtime: Runt
                                json={"user_message": f"msg {i}"}).json()["event_ids"]
     published = metrics.PIPELINE_PUBLISH.labels("published")._value.get() - published_before
     assert 1 <= published < 30
-    _wait_until(lambda: all(e.seen_at for e in worker_runtime.documents.get_events(scope.user_scope, ids)))
+    wait_until(lambda: all(e.seen_at for e in worker_runtime.documents.get_events(scope.user_scope, ids)))
 
 
 def test_coalesce_is_idempotent(worker_api: TestClient, worker_runtime: Runtime) -> None:
@@ -99,7 +94,7 @@ def test_coalesce_is_idempotent(worker_api: TestClient, worker_runtime: Runtime)
 
 def test_a_failing_task_is_retried_with_exponential_backoff(worker_runtime: Runtime) -> None:
     key = uuid.uuid4().hex
-    assert flaky.delay(key, 2).get(timeout=30) == 3
+    assert flaky.delay(key, 2).get(timeout=120) == 3
     first_gap = ATTEMPTS[key][1] - ATTEMPTS[key][0]
     second_gap = ATTEMPTS[key][2] - ATTEMPTS[key][1]
     assert first_gap >= 0.9 and second_gap >= 1.9  # backoff 1 s, then 2 s
@@ -109,9 +104,9 @@ def test_exhausted_retries_leave_a_dead_letter(worker_runtime: Runtime) -> None:
     key = uuid.uuid4().hex
     result = always_fails.delay(key)
     with pytest.raises(ConnectionError):
-        result.get(timeout=30)
+        result.get(timeout=120)
     assert len(ATTEMPTS[key]) == 2  # the first try and one retry
-    _wait_until(lambda: any(d["task_id"] == result.id for d in worker_runtime.documents.dead_letters()))
+    wait_until(lambda: any(d["task_id"] == result.id for d in worker_runtime.documents.dead_letters()))
     letter = next(d for d in worker_runtime.documents.dead_letters() if d["task_id"] == result.id)
     assert letter["task_name"] == "tests.always_fails" and "still down" in letter["error"]
 
@@ -136,4 +131,4 @@ def test_pipeline_tasks_are_late_acked_and_retry_with_jittered_backoff() -> None
 @pytest.mark.parametrize("name", ["athena.beat.promote", "athena.beat.archive", "athena.beat.idle_flush",
                                   "athena.beat.pending_sweep", "athena.beat.analytics"])
 def test_every_beat_task_runs_on_the_worker(worker_runtime: Runtime, name: str) -> None:
-    assert isinstance(app.send_task(name).get(timeout=15), dict)
+    assert isinstance(app.send_task(name).get(timeout=120), dict)

@@ -7,7 +7,6 @@ from datetime import datetime, timedelta, timezone
 
 from fastapi.testclient import TestClient
 
-from athena_core.heat import compute_heat
 from athena_core.ltm.promotion import Promoter
 from athena_core.models.chains import ChainStatus
 from athena_core.models.events import utc_now
@@ -15,9 +14,9 @@ from athena_core.models.scope import AgentScope
 from athena_core.runtime import Runtime
 from athena_core.stm.stm_window import stm_key
 from athena_tasks.app import app
-from athena_tasks.chains.pipeline import pipeline_for
 from tests.contract.test_document_store import _chain
 from tests.pipeline.test_mtm_pipeline import _flush_and_wait, _post, _session
+from tests.pipeline.waiting import wait_until
 
 GO_SERVICE = [
     ("I'm rewriting the payments service in Go for Prescott Data; the old Python version is too slow.",
@@ -55,7 +54,7 @@ def test_a_go_service_conversation_is_promoted_and_retrieved(worker_api: TestCli
     session_id, scope = _session(worker_api)
     _post(worker_api, session_id, GO_SERVICE, utc_now() - timedelta(hours=1))
     _flush_and_wait(worker_api, worker_runtime, session_id, scope)
-    result = app.send_task("athena.beat.promote").get(timeout=60)
+    result = app.send_task("athena.beat.promote").get(timeout=120)
     assert result["chains_promoted"] >= 1
     facts = worker_runtime.graph.edges(scope.user_scope)
     assert any(f.relation == "USES" and f.object.id == "go" and f.subject.id == "user" for f in facts)
@@ -85,7 +84,7 @@ def test_cold_chains_are_archived_with_their_vectors_and_blobs(worker_api: TestC
     chains = worker_runtime.documents.recent_chains(scope.user_scope, status=None)
     assert chains and worker_runtime.vectors.count(scope.user_scope) == len(chains)
     [blob_event] = worker_runtime.documents.get_events(scope.user_scope, [event_id])
-    assert app.send_task("athena.beat.archive").get(timeout=60)["chains_archived"] >= len(chains)
+    assert app.send_task("athena.beat.archive").get(timeout=120)["chains_archived"] >= len(chains)
     archived = worker_runtime.documents.get_chains(scope.user_scope, [c.chain_id for c in chains])
     assert all(c.status == ChainStatus.archived and c.archived_at for c in archived)
     assert worker_runtime.vectors.count(scope.user_scope) == 0
@@ -103,14 +102,12 @@ def test_analytics_trigger_needs_admin_and_writes_communities(worker_api: TestCl
         promoter.promote(chain, 0.5, now)
     response = worker_api.post("/api/v1/admin/analytics/trigger")  # auth off: the anonymous caller is admin
     assert response.status_code == 202
-    assert app.AsyncResult(response.json()["task_id"]).get(timeout=60)["started"] is True
+    assert app.AsyncResult(response.json()["task_id"]).get(timeout=120)["started"] is True
 
     def written() -> bool:
         return all(n.community_id is not None for n in worker_runtime.graph.nodes(scope.user_scope))
 
-    from tests.pipeline.test_mtm_pipeline import _wait_until
-
-    _wait_until(written)
+    wait_until(written)
     assert worker_runtime.graph.communities(scope.tenant_id)
 
 
@@ -123,7 +120,7 @@ def test_purge_leaves_nothing_of_the_user_in_any_store(worker_api: TestClient, w
     _post(worker_api, other_id, GO_SERVICE, utc_now() - timedelta(hours=1))
     _flush_and_wait(worker_api, worker_runtime, session_id, scope)
     _flush_and_wait(worker_api, worker_runtime, other_id, other)
-    app.send_task("athena.beat.promote").get(timeout=60)
+    app.send_task("athena.beat.promote").get(timeout=120)
     user = scope.user_scope
     assert worker_runtime.graph.count(user)[1] > 0 and worker_runtime.vectors.count(user) > 0
 

@@ -11,6 +11,7 @@ from athena_core.models.events import EventStatus
 from athena_core.models.scope import AgentScope
 from athena_core.runtime import Runtime
 from athena_tasks.app import app
+from tests.pipeline.waiting import wait_until
 from athena_tasks.chains.pipeline import pipeline_for
 
 REPLICATION = [
@@ -41,12 +42,6 @@ RETURN = [
 ]
 
 
-def _wait_until(predicate, timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        time.sleep(0.1)
 
 
 def _session(api: TestClient) -> tuple[str, AgentScope]:
@@ -64,9 +59,9 @@ def _post(api: TestClient, session_id: str, turns, start: datetime) -> list[list
 
 
 def _flush_and_wait(api: TestClient, runtime: Runtime, session_id: str, scope: AgentScope) -> None:
-    _wait_until(lambda: not runtime.redis.exists(f"pipeline:requested:{scope.key}"))
-    pipeline_for(scope, flush=True).apply_async().get(timeout=60)
-    _wait_until(lambda: api.get(f"/api/v1/sessions/{session_id}").json()["pending_events"] == 0)
+    wait_until(lambda: not runtime.redis.exists(f"pipeline:requested:{scope.key}"))
+    pipeline_for(scope, flush=True).apply_async().get(timeout=120)
+    wait_until(lambda: api.get(f"/api/v1/sessions/{session_id}").json()["pending_events"] == 0)
 
 
 def test_three_topics_make_three_chains_and_a_return_merges(worker_api: TestClient, worker_runtime: Runtime) -> None:
@@ -122,7 +117,7 @@ def test_a_long_single_topic_is_force_flushed_with_nothing_left_behind(
              for i in range(25)]
     ids = [i for pair in _post(worker_api, session_id, turns, t0) for i in pair]
     assert len(ids) == 50
-    _wait_until(lambda: metrics.BREAK_DECISIONS.labels("force")._value.get() >= forced_before + 2)
+    wait_until(lambda: metrics.BREAK_DECISIONS.labels("force")._value.get() >= forced_before + 2)
     _flush_and_wait(worker_api, worker_runtime, session_id, scope)
     events = worker_runtime.documents.get_events(scope.user_scope, ids)
     assert len(events) == 50 and {e.status for e in events} == {EventStatus.consolidated}
@@ -134,10 +129,10 @@ def test_a_long_single_topic_is_force_flushed_with_nothing_left_behind(
 def test_the_idle_flush_beat_task_consolidates_a_quiet_scope(worker_api: TestClient, worker_runtime: Runtime) -> None:
     session_id, scope = _session(worker_api)
     _post(worker_api, session_id, DINNER[:2], datetime(2024, 7, 1, 18, 0, tzinfo=timezone.utc))
-    _wait_until(lambda: not worker_runtime.redis.exists(f"pipeline:requested:{scope.key}"))
+    wait_until(lambda: not worker_runtime.redis.exists(f"pipeline:requested:{scope.key}"))
     time.sleep(1.2)  # the worker's ATHENA_SEGMENT_IDLE_S is 1
-    assert app.send_task("athena.beat.idle_flush").get(timeout=30)["scopes_flushed"] >= 1
-    _wait_until(lambda: worker_api.get(f"/api/v1/sessions/{session_id}").json()["pending_events"] == 0)
+    assert app.send_task("athena.beat.idle_flush").get(timeout=120)["scopes_flushed"] >= 1
+    wait_until(lambda: worker_api.get(f"/api/v1/sessions/{session_id}").json()["pending_events"] == 0)
     [chain] = worker_api.get(f"/api/v1/sessions/{session_id}/segments").json()
     assert chain["event_count"] == 4 and "salmon" in chain["summary"].lower()
 
