@@ -112,9 +112,11 @@ class AthenaClient:
     """Synchronous client."""
 
     def __init__(self, base_url: str, *, api_key: str | None = None, token: str | None = None,
-                 timeout: float = 10.0, transport: httpx.BaseTransport | None = None) -> None:
-        self._http = httpx.Client(base_url=base_url, headers=_headers(api_key, token), timeout=timeout,
-                                  transport=transport)
+                 timeout: float = 10.0, transport: httpx.BaseTransport | None = None,
+                 http_client: httpx.Client | None = None) -> None:
+        """`http_client` replaces the internal client (e.g. a Starlette TestClient in tests)."""
+        self._http = http_client or httpx.Client(base_url=base_url, headers=_headers(api_key, token),
+                                                 timeout=timeout, transport=transport)
 
     def _send(self, call: Call) -> Any:
         return _result(call, self._http.request(call.method, call.path, json=call.json, params=call.params))

@@ -119,6 +119,12 @@ def test_a_tenant_cannot_read_or_write_another_tenants_session(secured: TestClie
         assert secured.post(f"/api/v1/sessions/{theirs}/interactions", json={"user_message": "x"},
                             headers=headers).status_code == 404
         assert secured.delete(f"/api/v1/sessions/{theirs}", headers=headers).status_code == 404
+        for path in ("segments", "analysis/topics", "analysis/heat", "graph"):
+            assert secured.get(f"/api/v1/sessions/{theirs}/{path}", headers=headers).status_code == 404
+        assert secured.post(f"/api/v1/sessions/{theirs}/context/search", json={"query": "secret"},
+                            headers=headers).status_code == 404
+        assert secured.delete(f"/api/v1/sessions/{theirs}", params={"purge": "user"},
+                              headers=headers).status_code == 404
     context = secured.get(f"/api/v1/sessions/{theirs}/context", headers=bearer(token("tenant-b"))).json()
     assert [e["content"] for e in context["stm_events"]] == ["secret of b"]
 
@@ -149,3 +155,20 @@ def test_misconfigured_auth_is_a_startup_error(tmp_path) -> None:
         create_app(Settings(data_dir=tmp_path, auth_mode="jwt"))
     with pytest.raises(ValueError, match="key:tenant"):
         create_app(Settings(data_dir=tmp_path, auth_mode="api_key", api_keys="justakey"))
+
+
+def test_the_admin_route_needs_the_admin_role(secured: TestClient, monkeypatch) -> None:
+    from athena_tasks.analytics import communities
+
+    class Sent:
+        id = "task-123"
+
+    monkeypatch.setattr(communities.run_community_analytics, "delay", lambda: Sent())
+    trigger = "/api/v1/admin/analytics/trigger"
+    assert secured.post(trigger).status_code == 401
+    assert secured.post(trigger, headers=bearer(token("tenant-a"))).status_code == 403
+    assert secured.post(trigger, headers={"X-API-Key": "svc-key-a"}).status_code == 403
+    admin_jwt = bearer(token("ops", roles=["admin"]))
+    assert secured.post(trigger, headers=admin_jwt).json() == {"task_id": "task-123"}
+    response = secured.post(trigger, headers={"X-API-Key": "admin-key"})
+    assert response.status_code == 202 and response.json()["task_id"] == "task-123"
