@@ -45,12 +45,12 @@ def run() -> None:
 def demo(wait_s: float = typer.Option(60.0, help="How long to wait for the pipeline to consolidate.")) -> None:
     """Start the stack, replay the bundled conversation over HTTP, print what each tier holds, stop."""
     from athena_core.client import AthenaClient
-    from athena_core.demo import load_sample, render, replay, wait_for_pipeline
+    from athena_core.demo import load_sample, render, replay, wait_for_facts, wait_for_pipeline
     from athena_core.stack import Stack
 
     logging.basicConfig(level=logging.WARNING)
     settings = Settings()
-    fast = {"ATHENA_IDLE_FLUSH_EVERY_S": "2", "ATHENA_SEGMENT_IDLE_S": "2", "ATHENA_PROMOTE_EVERY_S": "5"}
+    fast = {"ATHENA_IDLE_FLUSH_EVERY_S": "2", "ATHENA_SEGMENT_IDLE_S": "2", "ATHENA_PROMOTE_EVERY_S": "3"}
     with Stack(settings, extra_env=fast) as stack:
         typer.echo(f"Athena is up on {stack.base_url}; replaying the sample conversation…")
         with AthenaClient(stack.base_url) as client:
@@ -58,7 +58,7 @@ def demo(wait_s: float = typer.Option(60.0, help="How long to wait for the pipel
             session_ids = replay(client, sample)
             pending = wait_for_pipeline(client, session_ids, wait_s)
             typer.echo(f"Pipeline done, {pending} events still pending." if pending else "Pipeline done: every event consolidated.")
-            context = client.get_context(session_ids[-1], query="payments service latency in Go")
+            context = wait_for_facts(client, session_ids[-1], timeout_s=30)
             typer.echo(render(context))
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from importlib import resources
 
 from athena_core.client import AthenaClient
@@ -16,14 +16,17 @@ def load_sample() -> dict:
 
 
 def replay(client: AthenaClient, sample: dict) -> list[str]:
-    """Post every session's turns with their real timeline; returns the session ids in order."""
+    """Post every session's turns with their timeline, shifted so the last session started an hour ago
+    (memory stays warm enough to be promoted); returns the session ids in order."""
+    starts = [datetime.fromisoformat(s["started_at"]) for s in sample["sessions"]]
+    shift = datetime.now(timezone.utc) - timedelta(hours=1) - max(starts)
     session_ids = []
     for session in sample["sessions"]:
         session_id = client.create_session(
             sample["tenant_id"], sample["user_id"], sample["agent_id"], {"source": "demo"}
         )
         session_ids.append(session_id)
-        clock = datetime.fromisoformat(session["started_at"])
+        clock = datetime.fromisoformat(session["started_at"]) + shift
         for turn in session["turns"]:
             if "events" in turn:
                 for event in turn["events"]:
@@ -47,6 +50,16 @@ def wait_for_pipeline(client: AthenaClient, session_ids: list[str], timeout_s: f
     return pending
 
 
+def wait_for_facts(client: AthenaClient, session_id: str, timeout_s: float) -> dict:
+    """GetContext once the promoter (every few seconds in the demo) has written facts, or at the timeout."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        context = client.get_context(session_id, query="payments service latency in Go")
+        if context["facts"] or time.monotonic() > deadline:
+            return context
+        time.sleep(1.0)
+
+
 def render(context: dict) -> str:
     lines = [f"STM window ({len(context['stm_events'])} slots, source: {context['stm_source']}):"]
     for event in context["stm_events"]:
@@ -57,7 +70,7 @@ def render(context: dict) -> str:
         lines.append(f"  - [{page['started_at'][:10]}] {page['topic']}: {page['summary'][:160]}")
     lines.append(f"LTM facts ({len(context['facts'])}):")
     for fact in context["facts"][:10]:
-        lines.append(f"  - {fact.get('statement', fact)}")
+        lines.append(f"  - {fact['statement']} (weight {fact['weight']}, confidence {fact['confidence']:.2f})")
     lines.append("User persona:")
     for line in context["user_persona"]:
         lines.append(f"  - {line}")
