@@ -5,6 +5,7 @@ Used by `athena run`, `athena demo` and the end-to-end tests, so all three start
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -39,7 +40,19 @@ class Stack:
         env["ATHENA_API_PORT"] = str(self.settings.api_port)
         if self.settings.redis_url:
             env["ATHENA_REDIS_URL"] = self.settings.redis_url
+        self.metrics_dir.mkdir(parents=True, exist_ok=True)
+        env["PROMETHEUS_MULTIPROC_DIR"] = str(self.metrics_dir)
         return env
+
+    @property
+    def metrics_dir(self) -> Path:
+        """Shared by every process of the stack so the API's /metrics shows the workers' counters too."""
+        return self.settings.data_dir.resolve() / "metrics"
+
+    def reset_metrics(self) -> None:
+        """Multiprocess metric files of a previous run would be summed in: start from none."""
+        shutil.rmtree(self.metrics_dir, ignore_errors=True)
+        self.metrics_dir.mkdir(parents=True)
 
     def start_redis(self) -> None:
         if not self.settings.redis_url:
@@ -76,6 +89,7 @@ class Stack:
 
     def start(self, timeout_s: float = 60.0) -> None:
         self.settings.data_dir.mkdir(parents=True, exist_ok=True)
+        self.reset_metrics()
         self.start_redis()
         self.start_api()
         self.start_worker()

@@ -1,11 +1,12 @@
 """Liveness (`/health`), per-store readiness (`/api/v1/health`) and Prometheus text (`/metrics`)."""
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 
 from fastapi import APIRouter, Request, Response
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest, multiprocess
 from pydantic import BaseModel
 
 from athena_api.dependencies import PrincipalDep, RuntimeDep
@@ -63,4 +64,14 @@ def prometheus_metrics(request: Request) -> Response:
             app.state.authenticator.authenticate(request.headers.get("x-api-key"), request.headers.get("authorization"))
         except Exception as exc:  # noqa: BLE001
             raise ApiError(401, "unauthenticated", str(exc)) from exc
-    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+    return Response(generate_latest(metrics_registry()), media_type=CONTENT_TYPE_LATEST)
+
+
+def metrics_registry() -> CollectorRegistry:
+    """With PROMETHEUS_MULTIPROC_DIR set (the stack sets it), /metrics aggregates every process on the
+    host — API, workers, beat — so pipeline, LLM and promotion counters show up beside the API's."""
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        return REGISTRY
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry)
+    return registry

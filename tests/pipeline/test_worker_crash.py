@@ -5,6 +5,8 @@ import signal
 import time
 from pathlib import Path
 
+import httpx
+
 from athena_core.client import AthenaClient
 from athena_core.models.events import EventStatus
 from athena_core.models.scope import AgentScope
@@ -47,6 +49,10 @@ def test_killing_the_worker_mid_run_duplicates_nothing(tmp_path: Path) -> None:
                 assert time.monotonic() < deadline, "events left pending after the restart"
                 stack.assert_running()
                 time.sleep(0.5)
+            # The API's /metrics aggregates the workers' counters (PROMETHEUS_MULTIPROC_DIR of the stack).
+            exposition = httpx.get(stack.base_url + "/metrics").text
+            assert 'athena_chain_formation_total{outcome="created"}' in exposition
+            assert "athena_segment_decisions_total" in exposition
 
         events = documents.get_events(scope.user_scope, ids)
         assert len(events) == 120
