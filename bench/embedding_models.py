@@ -30,13 +30,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import re
 import sys
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 from typing import Callable
 
@@ -125,40 +124,7 @@ def load_engine(name: str, batch_size: int) -> tuple[Embed, Embed, int, list[str
 
 # ------------------------------------------------------------------------------------------------ bm25
 
-_TOKEN = re.compile(r"[a-z0-9]+")
-
-
-def tokenize(text: str) -> list[str]:
-    return _TOKEN.findall(text.lower())
-
-
-class BM25:
-    """Okapi BM25 over a small corpus, scores as a dense numpy vector."""
-
-    def __init__(self, docs: list[str], k1: float = 1.2, b: float = 0.75) -> None:
-        self.k1, self.b = k1, b
-        tokenised = [tokenize(d) for d in docs]
-        self.n = len(docs)
-        self.lengths = np.array([len(t) for t in tokenised], dtype=np.float64)
-        self.avgdl = float(self.lengths.mean()) if self.n else 0.0
-        self.postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        for i, toks in enumerate(tokenised):
-            for term, tf in Counter(toks).items():
-                self.postings[term].append((i, tf))
-
-    def scores(self, query: str) -> np.ndarray:
-        out = np.zeros(self.n, dtype=np.float64)
-        norm = self.k1 * (1 - self.b + self.b * self.lengths / max(self.avgdl, 1e-9))
-        for term in set(tokenize(query)):
-            posting = self.postings.get(term)
-            if not posting:
-                continue
-            df = len(posting)
-            idf = math.log(1 + (self.n - df + 0.5) / (df + 0.5))
-            idx = np.fromiter((p[0] for p in posting), dtype=np.int64, count=df)
-            tf = np.fromiter((p[1] for p in posting), dtype=np.float64, count=df)
-            out[idx] += idf * tf * (self.k1 + 1) / (tf + norm[idx])
-        return out
+from athena_core.evaluation.baselines import BM25  # noqa: E402  (one BM25 for bench and eval)
 
 
 # --------------------------------------------------------------------------------------------- dataset

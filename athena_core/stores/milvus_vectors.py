@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,8 +34,8 @@ import numpy as np
 from athena_core.models.scope import UserScope
 from athena_core.providers.embeddings import EmbeddingDimensionMismatch
 from athena_core.stores.ports import VectorHit
+from athena_core.stores.vector_checks import as_unit_vector, check_id
 
-_ID = re.compile(r"^[A-Za-z0-9_.@\-]{1,128}$")
 _SERVER_SCHEMES = ("http://", "https://", "tcp://", "unix:")
 
 # Milvus Lite embedded servers of this process, by data directory, with how many adapters use each.
@@ -44,27 +43,9 @@ _LITE_USERS: dict[str, int] = {}
 _LITE_LOCK = threading.Lock()
 
 
-def _check_id(value: str, what: str) -> str:
-    if not isinstance(value, str) or not _ID.match(value):
-        raise ValueError(f"{what} must match {_ID.pattern}, got {value!r}")
-    return value
-
-
-def _as_unit_vector(vector: object, dimension: int) -> np.ndarray:
-    array = np.asarray(vector, dtype=np.float32)
-    if array.ndim == 2 and array.shape[0] == 1:
-        array = array[0]
-    if array.ndim != 1 or array.shape[0] != dimension:
-        raise ValueError(f"expected a vector of {dimension} values, got shape {tuple(array.shape)}")
-    if not np.all(np.isfinite(array)):
-        raise ValueError("vector contains NaN or infinite values")
-    norm = float(np.linalg.norm(array))
-    return array / norm if norm > 0 else array
-
-
 def _literal(value: str) -> str:
     """A Milvus string literal of an id already checked against the id alphabet (escaped anyway)."""
-    _check_id(value, "filter value")
+    check_id(value, "filter value")
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
@@ -188,16 +169,16 @@ class MilvusVectors:
             return False
 
     def _scope_filter(self, scope: UserScope) -> tuple[str, dict[str, str]]:
-        tenant_id = _check_id(scope.tenant_id, "tenant_id")
-        user_id = _check_id(scope.user_id, "user_id")
+        tenant_id = check_id(scope.tenant_id, "tenant_id")
+        user_id = check_id(scope.user_id, "user_id")
         if self.bound_filters:
             return "tenant_id == {t} and user_id == {u}", {"t": tenant_id, "u": user_id}
         return f"tenant_id == {_literal(tenant_id)} and user_id == {_literal(user_id)}", {}
 
     @staticmethod
     def _pk(scope: UserScope, chain_id: str) -> str:
-        return f"{_check_id(scope.tenant_id, 'tenant_id')}:{_check_id(scope.user_id, 'user_id')}:" \
-               f"{_check_id(chain_id, 'chain_id')}"
+        return f"{check_id(scope.tenant_id, 'tenant_id')}:{check_id(scope.user_id, 'user_id')}:" \
+               f"{check_id(chain_id, 'chain_id')}"
 
     def _filter_kwargs(self, scope: UserScope) -> dict:
         expression, params = self._scope_filter(scope)
@@ -243,7 +224,7 @@ class MilvusVectors:
         for chain_id, vector in zip(chain_ids, vectors):  # type: ignore[call-overload]
             rows[self._pk(scope, chain_id)] = {
                 "pk": self._pk(scope, chain_id), "tenant_id": scope.tenant_id, "user_id": scope.user_id,
-                "chain_id": chain_id, "vector": _as_unit_vector(vector, self.dimension).tolist(),
+                "chain_id": chain_id, "vector": as_unit_vector(vector, self.dimension).tolist(),
             }
         if not rows:
             return
@@ -278,7 +259,7 @@ class MilvusVectors:
         return removed
 
     def search(self, scope: UserScope, vector: np.ndarray, limit: int) -> list[VectorHit]:
-        query = _as_unit_vector(vector, self.dimension)
+        query = as_unit_vector(vector, self.dimension)
         if limit <= 0:
             return []
         result = self.client.search(

@@ -21,7 +21,6 @@ never make a stale cached matrix look current again.
 from __future__ import annotations
 
 import math
-import re
 import sqlite3
 import threading
 from collections import OrderedDict
@@ -33,6 +32,7 @@ from athena_core.models.scope import UserScope
 from athena_core.providers.embeddings import EmbeddingDimensionMismatch
 from athena_core.stores.ports import VectorHit
 from athena_core.stores.sqlite_file import SqliteFile
+from athena_core.stores.vector_checks import as_unit_vector, check_id
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS vector_meta (
@@ -55,29 +55,6 @@ CREATE TABLE IF NOT EXISTS vector_versions (
     PRIMARY KEY (tenant_id, user_id)
 ) WITHOUT ROWID;
 """
-
-# Same alphabet as ScopeId: chain ids never contain ':' or quotes, in every engine.
-_ID = re.compile(r"^[A-Za-z0-9_.@\-]{1,128}$")
-
-
-def check_id(value: str, what: str) -> str:
-    if not isinstance(value, str) or not _ID.match(value):
-        raise ValueError(f"{what} must match {_ID.pattern}, got {value!r}")
-    return value
-
-
-def as_unit_vector(vector: object, dimension: int) -> np.ndarray:
-    """One float32 vector of `dimension` values, L2-normalised (a zero vector stays zero)."""
-    array = np.asarray(vector, dtype=np.float32)
-    if array.ndim == 2 and array.shape[0] == 1:
-        array = array[0]
-    if array.ndim != 1 or array.shape[0] != dimension:
-        raise ValueError(f"expected a vector of {dimension} values, got shape {tuple(array.shape)}")
-    if not np.all(np.isfinite(array)):
-        raise ValueError("vector contains NaN or infinite values")
-    norm = float(np.linalg.norm(array))
-    return array / norm if norm > 0 else array
-
 
 class _Matrix:
     """A user's cached vectors at one version."""
