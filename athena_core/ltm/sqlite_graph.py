@@ -21,12 +21,11 @@ import re
 import sqlite3
 from collections.abc import Iterable
 from datetime import datetime, timezone
-from pathlib import Path
 
 from athena_core.ltm.graph_port import node_key
 from athena_core.ltm.ontology import Fact, FactObservation, GraphNode, snake_id
 from athena_core.models.scope import UserScope
-from athena_core.stores.sqlite_file import SqliteFile
+from athena_core.stores.sqlite_file import SqliteAdapter
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS nodes (
@@ -194,18 +193,11 @@ def match_terms(terms: Iterable[str], candidates: list[tuple[str, str]]) -> list
     return exact + by_name
 
 
-class SqliteGraph:
+class SqliteGraph(SqliteAdapter):
     """Implements `GraphStore` on one SQLite file."""
 
     engine = "sqlite"
-
-    def __init__(self, path: Path | str, synchronous: str = "NORMAL") -> None:
-        self._db = SqliteFile(path, synchronous)
-        self._conn = self._db.conn
-        self._write = self._db.write
-        self.ping = self._db.ping
-        self.close = self._db.close
-        self._conn().executescript(SCHEMA)
+    schema = SCHEMA
 
     # -- writes ------------------------------------------------------------------------------------
     def upsert_facts(self, scope: UserScope, facts: list[FactObservation], now: datetime) -> int:

@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import datetime, timezone
-from pathlib import Path
 
 from athena_core.models.chains import Chain, ChainStatus
 from athena_core.models.events import Event, EventStatus
 from athena_core.models.scope import AgentScope, UserScope
 from athena_core.models.sessions import Session
-from athena_core.stores.sqlite_file import SqliteFile
+from athena_core.stores.sqlite_file import SqliteAdapter
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -87,18 +86,11 @@ def _placeholders(values: list) -> str:
     return ",".join("?" * len(values))
 
 
-class SqliteDocuments:
+class SqliteDocuments(SqliteAdapter):
     """Implements `DocumentStore` on one SQLite file."""
 
     engine = "sqlite"
-
-    def __init__(self, path: Path | str, synchronous: str = "NORMAL") -> None:
-        self._db = SqliteFile(path, synchronous)
-        self._conn = self._db.conn
-        self._write = self._db.write
-        self.ping = self._db.ping
-        self.close = self._db.close
-        self._conn().executescript(SCHEMA)
+    schema = SCHEMA
 
     # -- sessions ----------------------------------------------------------------------------------
     def create_session(self, session: Session) -> None:

@@ -64,3 +64,21 @@ class SqliteFile:
         if conn is not None and self._local.pid == os.getpid():
             conn.close()
         self._local.conn = None
+
+
+class SqliteAdapter:
+    """Base of the SQLite adapters: one `SqliteFile`, its schema created on open."""
+
+    schema: str = ""
+
+    def __init__(self, path: Path | str, synchronous: str = "NORMAL") -> None:
+        self._db = SqliteFile(path, synchronous)
+        self._conn = self._db.conn
+        self._write = self._db.write
+        self._conn().executescript(self.schema)
+
+    def ping(self) -> None:
+        self._db.ping()
+
+    def close(self) -> None:
+        self._db.close()
