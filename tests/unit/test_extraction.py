@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
 
@@ -21,7 +20,7 @@ from athena_core.ltm.extraction import (
 from athena_core.ltm.ontology import RELATIONS, USER_NODE_ID, ExtractedNode, ExtractedTriple, TripleExtraction
 from athena_core.providers.llm import LLMSchemaError
 from athena_core.providers.openai_llm import OpenAILLM
-from tests.unit.test_openai_providers import CHAT, FakeOpenAI, chat_reply
+from tests.unit.test_openai_providers import CHAT, FakeOpenAI, chat_reply, http_client, server  # noqa: F401 (fixtures)
 
 WHEN = datetime(2026, 5, 1, 9, 30, tzinfo=timezone.utc)
 SUMMARY = (
@@ -214,19 +213,6 @@ REPLY = {"triples": [
      "object": {"id": "lisbon", "label": "Concepts", "name": "Lisbon"}, "confidence": 0.7,
      "context_nuance": "since 2024"},
 ]}
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    fake = FakeOpenAI()
-    yield fake
-    fake.close()
-
-
-@pytest.fixture(scope="module")
-def http_client() -> Iterator[httpx2.Client]:
-    with httpx2.Client() as client:
-        yield client
 
 
 def make_extractor(server: FakeOpenAI, http_client: httpx2.Client) -> OpenAITripleExtractor:
