@@ -14,6 +14,7 @@ from athena_core.ingest import Ingest
 from athena_core.models.sessions import Session
 from athena_core.ltm.retrieval import FactRetriever
 from athena_core.mtm.recall import MemoryReader
+from athena_core.retrieval.hybrid_search import HybridSearch
 from athena_core.runtime import Runtime
 
 
@@ -32,6 +33,15 @@ def get_reader(request: Request) -> "MemoryReader":
         rt: Runtime = state.runtime
         state.reader = MemoryReader(rt.documents, rt.vectors, rt.embedder, rt.settings)
     return state.reader
+
+
+def get_search(request: Request) -> "HybridSearch":
+    """SearchMemory and GetContext(query): lexical + dense + graph, built on first use like the reader."""
+    state = request.app.state
+    if getattr(state, "search", None) is None:
+        rt: Runtime = state.runtime
+        state.search = HybridSearch(get_reader(request), rt.event_vectors, rt.lexical, rt.graph, rt.settings)
+    return state.search
 
 
 def get_facts(request: Request) -> "FactRetriever":
@@ -59,6 +69,7 @@ PrincipalDep = Annotated[Principal, Depends(get_principal)]
 IngestDep = Annotated[Ingest, Depends(get_ingest)]
 ReaderDep = Annotated[MemoryReader, Depends(get_reader)]
 FactsDep = Annotated[FactRetriever, Depends(get_facts)]
+SearchDep = Annotated[HybridSearch, Depends(get_search)]
 
 
 def get_owned_session(request: Request, session_id: str, runtime: RuntimeDep, principal: PrincipalDep) -> Session:

@@ -75,9 +75,9 @@ class Operations:
                     params={"limit": limit, "query": query, "pages": pages})
 
     @staticmethod
-    def search_memory(session_id: str, query: str, limit: int, options: dict) -> Call:
-        return Call("POST", f"/api/v1/sessions/{session_id}/context/search",
-                    json={"query": query, "limit": limit, **options})
+    def search_memory(session_id: str, query: str, limit: int | None, options: dict) -> Call:
+        body = {"query": query, **({"limit": limit} if limit is not None else {}), **options}
+        return Call("POST", f"/api/v1/sessions/{session_id}/context/search", json=body)
 
     @staticmethod
     def segments(session_id: str, limit: int) -> Call:
@@ -151,7 +151,7 @@ class AthenaClient:
     def get_context(self, session_id: str, *, limit: int = 10, query: str = "", pages: int = 5) -> dict:
         return self._send(Operations.get_context(session_id, limit, query, pages))
 
-    def search_memory(self, session_id: str, query: str, *, limit: int = 5, **options: Any) -> list[dict]:
+    def search_memory(self, session_id: str, query: str, *, limit: int | None = None, **options: Any) -> list[dict]:
         return self._send(Operations.search_memory(session_id, query, limit, options))
 
     def segments(self, session_id: str, *, limit: int = 50) -> list[dict]:
@@ -204,7 +204,7 @@ class AsyncAthenaClient:
     async def get_context(self, session_id: str, *, limit: int = 10, query: str = "", pages: int = 5) -> dict:
         return await self._send(Operations.get_context(session_id, limit, query, pages))
 
-    async def search_memory(self, session_id: str, query: str, *, limit: int = 5, **options: Any) -> list[dict]:
+    async def search_memory(self, session_id: str, query: str, *, limit: int | None = None, **options: Any) -> list[dict]:
         return await self._send(Operations.search_memory(session_id, query, limit, options))
 
     async def segments(self, session_id: str, *, limit: int = 50) -> list[dict]:

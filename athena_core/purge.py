@@ -12,6 +12,8 @@ class PurgeReport(BaseModel):
     user_id: str
     documents: dict[str, int]
     vectors: int
+    event_vectors: int
+    lexical: int
     graph: int
     stm_keys: int
     blobs: bool
@@ -20,7 +22,7 @@ class PurgeReport(BaseModel):
 def purge_user(runtime: Runtime, scope: UserScope) -> PurgeReport:
     """Vectors and graph first, then the documents that point at them: a purge interrupted half-way
     can be re-run and finishes the job (every step is idempotent)."""
-    vectors = runtime.vectors.delete_user(scope)
+    indexes = runtime.evidence.delete_user(scope)
     graph = runtime.graph.delete_user(scope)
     pattern = f"stm:{scope.tenant_id}:{scope.user_id}:*"
     keys = list(runtime.redis.scan_iter(match=pattern, count=500))
@@ -31,6 +33,7 @@ def purge_user(runtime: Runtime, scope: UserScope) -> PurgeReport:
         runtime.blobs.delete_user(scope)
     documents = runtime.documents.delete_user(scope)
     return PurgeReport(
-        tenant_id=scope.tenant_id, user_id=scope.user_id, documents=documents, vectors=vectors, graph=graph,
+        tenant_id=scope.tenant_id, user_id=scope.user_id, documents=documents, vectors=indexes["chain_vectors"],
+        event_vectors=indexes["event_vectors"], lexical=indexes["lexical"], graph=graph,
         stm_keys=len(keys), blobs=runtime.blobs is not None,
     )

@@ -15,9 +15,10 @@ from athena_core.stores.local_blobs import LocalBlobs
 from athena_core.providers.embeddings import CachedEmbedder
 from athena_core.providers.factory import build_embedder, build_llm
 from athena_core.providers.llm import LLMProvider
-from athena_core.stores.ports import DocumentStore, VectorIndex
+from athena_core.stores.ports import DocumentStore, LexicalIndex, VectorIndex
 
 if TYPE_CHECKING:
+    from athena_core.retrieval.evidence_index import EvidenceIndex
     from athena_core.stores.s3_blobs import S3Blobs
     from athena_core.ltm.extraction import TripleExtractor
     from athena_core.ltm.graph_port import GraphStore
@@ -33,16 +34,33 @@ def build_documents(settings: Settings) -> DocumentStore:
     return SqliteDocuments(settings.sqlite_path)
 
 
-def build_vectors(settings: Settings, dimension: int) -> VectorIndex:
-    """SQLite exact search by default: every process (API, each worker) can open it (S9 numbers in docs)."""
+def build_vectors(settings: Settings, dimension: int, of: str = "chains") -> VectorIndex:
+    """SQLite exact search by default: every process (API, each worker) can open it (S9 numbers in docs).
+
+    `of` = "chains" (one vector per chain) or "events" (one per consolidated event, for hybrid search):
+    the same adapter, a second file or collection.
+    """
     if settings.vector_store == "milvus":
         from athena_core.stores.milvus_vectors import MilvusVectors
 
-        return MilvusVectors(settings.milvus_uri, dimension, collection=settings.milvus_collection,
+        collection = settings.milvus_collection if of == "chains" else f"{settings.milvus_collection}_events"
+        return MilvusVectors(settings.milvus_uri, dimension, collection=collection,
                              token=settings.milvus_token or None)
     from athena_core.stores.sqlite_vectors import SqliteVectors
 
-    return SqliteVectors(settings.data_dir / "vectors.sqlite3", dimension)
+    name = "vectors.sqlite3" if of == "chains" else "event_vectors.sqlite3"
+    return SqliteVectors(settings.data_dir / name, dimension)
+
+
+def build_lexical(settings: Settings) -> LexicalIndex:
+    """FTS5 beside the SQLite event log; a text index in MongoDB when MongoDB holds the events."""
+    if settings.document_store == "mongo":
+        from athena_core.stores.mongo_lexical import MongoLexical
+
+        return MongoLexical.connect(settings.mongo_url, settings.mongo_database)
+    from athena_core.stores.sqlite_lexical import SqliteLexical
+
+    return SqliteLexical(settings.data_dir / "lexical.sqlite3")
 
 
 def build_graph(settings: Settings) -> "GraphStore":
@@ -99,6 +117,20 @@ class Runtime:
         return build_vectors(self.settings, self.embedder.dimension)
 
     @cached_property
+    def event_vectors(self) -> VectorIndex:
+        return build_vectors(self.settings, self.embedder.dimension, of="events")
+
+    @cached_property
+    def lexical(self) -> LexicalIndex:
+        return build_lexical(self.settings)
+
+    @cached_property
+    def evidence(self) -> "EvidenceIndex":
+        from athena_core.retrieval.evidence_index import EvidenceIndex
+
+        return EvidenceIndex(self.vectors, self.event_vectors, self.lexical, self.embedder)
+
+    @cached_property
     def graph(self) -> "GraphStore":
         return build_graph(self.settings)
 
@@ -110,7 +142,7 @@ class Runtime:
     def close(self) -> None:
         self.documents.close()
         self.redis.close()
-        for lazy in ("vectors", "graph"):
+        for lazy in ("vectors", "event_vectors", "lexical", "graph"):
             if lazy in self.__dict__:
                 self.__dict__[lazy].close()
 

@@ -95,6 +95,20 @@ class Settings(BaseSettings):
     archive_heat: float = 0.1
     archive_idle_days: float = 7.0
 
+    # Hybrid retrieval (issue 7): reciprocal rank fusion weights, candidates, budget
+    search_rrf_k: float = 10.0  # RRF constant: smaller trusts the top of each list more
+    search_weight_lexical: float = 1.0  # BM25 over events' verbatim text and chain summaries
+    search_weight_dense: float = 1.0  # cosine over event and chain vectors
+    search_weight_chain: float = 0.5  # chain summaries as results, and a chain's rank lent to its events
+    search_weight_neighbour: float = 0.3  # share of a found event's score lent to the events beside it
+    search_weight_graph: float = 0.5  # LTM facts sharing a word with the query
+    search_weight_time: float = 1.0  # time cues: window bonus, earliest/latest re-rank
+    search_time_rerank: int = 20  # best candidates re-ranked by time for "first" / "currently"
+    search_candidates: int = 100  # per retriever
+    search_summaries: int = 3  # top chains whose summary is returned beside their events
+    search_max_results: int = 50  # results when `max_tokens` is given without `limit`
+    search_max_tokens: int = 32_000  # the largest `max_tokens` a request may ask for
+
     # Beat schedules (S2)
     promote_every_s: float = 1800
     archive_every_s: float = 3600

@@ -6,10 +6,12 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from athena_api.dependencies import FactsDep, ReaderDep, RuntimeDep, SessionDep
+from athena_api.dependencies import FactsDep, ReaderDep, RuntimeDep, SearchDep, SessionDep
+from athena_api.errors import ApiError
 from athena_core.ltm.retrieval import FactView
 from athena_core.models.events import WindowEvent, utc_now
-from athena_core.mtm.recall import ChainPage, SearchResult
+from athena_core.mtm.recall import ChainPage
+from athena_core.retrieval.hybrid_search import SearchHit
 
 router = APIRouter(prefix="/api/v1/sessions/{session_id}", tags=["context"])
 
@@ -27,7 +29,9 @@ class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, max_length=4096)
-    limit: int = Field(default=5, ge=1, le=100)
+    limit: int | None = Field(default=None, ge=1, le=200,
+                              description="Most results; default 5, or ATHENA_SEARCH_MAX_RESULTS with max_tokens")
+    max_tokens: int | None = Field(default=None, ge=1, description="Budget of returned text (≈ words × 4/3)")
     similarity_threshold: float | None = Field(default=None, ge=-1.0, le=1.0)
     filter: dict[str, str] | None = None
 
@@ -45,6 +49,7 @@ def get_context(
     runtime: RuntimeDep,
     reader: ReaderDep,
     facts: FactsDep,
+    search: SearchDep,
     limit: Annotated[int, Query(ge=1, le=100)] = 10,
     query: Annotated[str, Query(max_length=4096)] = "",
     pages: Annotated[int, Query(ge=0, le=50)] = 5,
@@ -55,16 +60,19 @@ def get_context(
         session_id=session.session_id,
         stm_events=events,
         stm_source=source,
-        relevant_pages=reader.relevant_pages(user, query, pages, utc_now()),
+        relevant_pages=reader.relevant_pages(user, query, pages, utc_now(), rank=search.rank_chains),
         facts=facts.facts(user, query),
         user_persona=facts.persona(user),
     )
 
 
-@router.post("/context/search", response_model=list[SearchResult])
-def search_memory(body: SearchRequest, session: SessionDep, reader: ReaderDep, facts: FactsDep) -> list[SearchResult]:
-    """Chains by cosine similarity (sorted, threshold and filter applied), then graph facts (S6.4 order)."""
-    user = session.scope.user_scope
-    chains = reader.search(user, body.query, body.limit, utc_now(),
-                           similarity_threshold=body.similarity_threshold, metadata_filter=body.filter)
-    return chains + reader.fact_results(body.query, facts.facts(user, body.query)[: body.limit])
+@router.post("/context/search", response_model=list[SearchHit])
+def search_memory(body: SearchRequest, session: SessionDep, search: SearchDep, runtime: RuntimeDep) -> list[SearchHit]:
+    """Hybrid search: chains, their verbatim events and graph facts, fused, sorted, within `max_tokens`."""
+    settings = runtime.settings
+    if body.max_tokens is not None and body.max_tokens > settings.search_max_tokens:
+        raise ApiError(422, "validation_error", f"max_tokens must be at most {settings.search_max_tokens}",
+                       field="max_tokens")
+    limit = body.limit or (settings.search_max_results if body.max_tokens else 5)
+    return search.search(session.scope.user_scope, body.query, utc_now(), limit=limit, max_tokens=body.max_tokens,
+                         similarity_threshold=body.similarity_threshold, metadata_filter=body.filter)

@@ -15,6 +15,7 @@ The dataset is CC BY-NC 4.0: it is read in place and nothing of its text goes in
 from __future__ import annotations
 
 import json
+from collections import Counter
 import re
 import shutil
 import socket
@@ -37,6 +38,7 @@ DEFAULT_DATASET = REPO_ROOT.parent / "shared" / "datasets" / "locomo" / "locomo1
 DEFAULT_OUT = REPO_ROOT / "bench" / "results"
 TENANT = "locomo"
 TURN_SPACING_S = 30
+BASELINE_POOL = 200  # turns each baseline ranks per question
 FAST_ENV = {"ATHENA_IDLE_FLUSH_EVERY_S": "2", "ATHENA_SEGMENT_IDLE_S": "2"}
 
 Echo = Callable[[str], None]
@@ -235,7 +237,8 @@ def wait_for_vectors(data_dir: Path, timeout_s: float, echo: Echo) -> dict:
 
     Reads the embedded SQLite stores read-only; with another vector store it cannot tell and returns at once.
     """
-    documents, vectors = data_dir / "athena.sqlite3", data_dir / "vectors.sqlite3"
+    # the embed step writes chain vectors, event vectors, then lexical docs: the last are the signal
+    documents, vectors = data_dir / "athena.sqlite3", data_dir / "lexical.sqlite3"
     if not vectors.exists():
         return {"chains_without_vector": None}
     start = time.monotonic()
@@ -247,7 +250,8 @@ def wait_for_vectors(data_dir: Path, timeout_s: float, echo: Echo) -> dict:
             try:
                 active = {r[0] for r in d.execute(
                     "SELECT chain_id FROM chains WHERE tenant_id = ? AND status = 'active'", (TENANT,))}
-                have = {r[0] for r in v.execute("SELECT chain_id FROM chain_vectors WHERE tenant_id = ?", (TENANT,))}
+                have = {r[0] for r in v.execute(
+                    "SELECT doc_id FROM lexical_docs WHERE tenant_id = ? AND kind = 'chain'", (TENANT,))}
             finally:
                 d.close()
                 v.close()
@@ -266,30 +270,26 @@ def wait_for_vectors(data_dir: Path, timeout_s: float, echo: Echo) -> dict:
 
 
 class EventLogReader:
-    """Chain → events → turn ids, read from the stack's SQLite event log while it runs."""
+    """Event → turn id, read from the stack's SQLite event log while it runs."""
 
     def __init__(self, sqlite_path: Path) -> None:
         from athena_core.stores.sqlite_documents import SqliteDocuments
 
         self.documents = SqliteDocuments(sqlite_path)
-        self._cache: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._cache: dict[str, str | None] = {}
         self._lock = threading.Lock()
 
-    def turn_ids(self, user_id: str, chain_id: str) -> tuple[str, ...]:
+    def turn_ids(self, user_id: str, event_ids: list[str]) -> dict[str, str | None]:
         from athena_core.models.scope import UserScope
 
-        key = (user_id, chain_id)
         with self._lock:
-            if key in self._cache:
-                return self._cache[key]
-            scope = UserScope(tenant_id=TENANT, user_id=user_id)
-            chains = self.documents.get_chains(scope, [chain_id])
-            ids: tuple[str, ...] = ()
-            if chains:
-                events = self.documents.get_events(scope, chains[0].event_ids)
-                ids = tuple(e.metadata["turn_id"] for e in events if "turn_id" in e.metadata)
-            self._cache[key] = ids
-            return ids
+            missing = [e for e in event_ids if e not in self._cache]
+            if missing:
+                scope = UserScope(tenant_id=TENANT, user_id=user_id)
+                found = {e.event_id: e.metadata.get("turn_id") for e in self.documents.get_events(scope, missing)}
+                for event_id in missing:
+                    self._cache[event_id] = found.get(event_id)
+            return {e: self._cache[e] for e in event_ids}
 
     def close(self) -> None:
         self.documents.close()
@@ -362,19 +362,39 @@ def task_profile(worker_log: Path) -> dict:
 # ----------------------------------------------------------------------------------------------- asking
 
 
-def ask_athena(client, conv: Conversation, session_id: str, log: EventLogReader, k: int) -> dict[str, list[Result]]:
-    out: dict[str, list[Result]] = {}
+def ask_athena(client, conv: Conversation, session_id: str, log: EventLogReader,
+               budgets: tuple[int, ...]) -> dict[str, dict[int, list[Result]]]:
+    """Each question once per budget: SearchMemory with `max_tokens` = the budget (Athena packs itself).
+
+    An event result stands for its turn; chain summaries and facts credit no turn (see `scoring`).
+    """
+    out: dict[str, dict[int, list[Result]]] = {}
     for q in conv.questions:
-        hits = client.search_memory(session_id, q.question, limit=k)
-        results = []
-        for hit in hits:
-            turn_ids: tuple[str, ...] = ()
-            if hit.get("source_type") == "chain":
-                turn_ids = log.turn_ids(conv.sample_id, hit["source_id"])
-            results.append(Result(text=hit.get("content") or "", turn_ids=turn_ids,
-                                  score=hit.get("similarity_score"), source_id=hit.get("source_id")))
-        out[q.key] = results
+        by_budget: dict[int, list[Result]] = {}
+        for budget in budgets:
+            hits = client.search_memory(session_id, q.question, limit=200, max_tokens=budget)
+            turns = log.turn_ids(conv.sample_id, [h["source_id"] for h in hits if h.get("source_type") == "event"])
+            by_budget[budget] = [
+                Result(text=h.get("content") or "", score=h.get("score"), source_id=h.get("source_id"),
+                       turn_ids=(turns[h["source_id"]],) if turns.get(h["source_id"]) else (),
+                       kind=h.get("source_type"), retrievers=tuple(h.get("retrievers") or ()))
+                for h in hits
+            ]
+        out[q.key] = by_budget
     return out
+
+
+def result_mix(answers: dict[str, dict[int, list[Result]]], budget: int) -> dict:
+    """What Athena returned at one budget: results per source type, and which retrievers found them."""
+    kinds: Counter = Counter()
+    found_by: Counter = Counter()
+    for by_budget in answers.values():
+        for r in by_budget.get(budget, []):
+            kinds[r.kind or "?"] += 1
+            found_by["+".join(sorted(r.retrievers)) or "?"] += 1
+    n = max(len(answers), 1)
+    return {"budget": budget, "per_question": {k: round(v / n, 2) for k, v in kinds.most_common()},
+            "found_by": {k: round(v / max(sum(found_by.values()), 1), 3) for k, v in found_by.most_common()}}
 
 
 def run_baselines(conversations: list[Conversation], k: int, embedder) -> dict[str, dict[str, list[Result]]]:
@@ -396,7 +416,10 @@ def run_baselines(conversations: list[Conversation], k: int, embedder) -> dict[s
 # ----------------------------------------------------------------------------------------------- report
 
 
-def score_systems(questions: list[Question], systems: dict[str, dict[str, list[Result]]],
+Answers = dict[str, "list[Result] | dict[int, list[Result]]"]  # question key → ranked results (or per budget)
+
+
+def score_systems(questions: list[Question], systems: dict[str, Answers],
                   ks: tuple[int, ...], budgets: tuple[int, ...]) -> tuple[dict, list[dict]]:
     summary: dict[str, dict] = {}
     per_question: dict[str, dict] = {q.key: {"key": q.key, "category": q.category, "evidence": list(q.evidence),
@@ -404,8 +427,12 @@ def score_systems(questions: list[Question], systems: dict[str, dict[str, list[R
     for name, answers in systems.items():
         scored = []
         for q in questions:
-            results = answers.get(q.key, [])
-            metrics = scoring.score_question(q, results, ks, budgets)
+            answer = answers.get(q.key, [])
+            if isinstance(answer, dict):
+                metrics = scoring.score_question_by_budget(q, answer, ks)
+                results = answer[max(answer)]
+            else:
+                metrics, results = scoring.score_question(q, answer, ks, budgets), answer
             scored.append((q.category, metrics))
             evidence = set(q.evidence)
             per_question[q.key]["systems"][name] = {
@@ -528,7 +555,8 @@ def run_eval(
                 from athena_core.providers.local_embedder import LocalEmbedder
 
                 embedder = LocalEmbedder(settings.embedding_model) if settings.embedding_provider == "local" else None
-            systems_baseline = run_baselines(convs, limit, embedder)
+            # enough turns to fill the largest budget (≈ 35 tokens a turn), so budgets compare like with like
+            systems_baseline = run_baselines(convs, max(limit, BASELINE_POOL), embedder)
             timings["baselines_s"] = round(time.monotonic() - t1, 1)
             dense_name = f", dense {embedder.model_name}" if embedder else ""
             echo(f"baselines (bm25{dense_name}) in {timings['baselines_s']} s")
@@ -549,9 +577,9 @@ def run_eval(
             t2 = time.monotonic()
             log = EventLogReader(settings.sqlite_path)
             try:
-                athena: dict[str, list[Result]] = {}
+                athena: dict[str, dict[int, list[Result]]] = {}
                 with ThreadPoolExecutor(max_workers=max(1, ingest_threads)) as pool:
-                    for part in pool.map(lambda pair: ask_athena(client, pair[0], pair[1][-1], log, limit),
+                    for part in pool.map(lambda pair: ask_athena(client, pair[0], pair[1][-1], log, budgets),
                                          zip(convs, session_ids)):
                         athena.update(part)
             finally:
@@ -582,13 +610,15 @@ def run_eval(
         "config": {"conversations": len(convs), "sessions_per_conversation": sessions_per_conversation,
                    "limit": limit, "ks": list(ks), "budgets_tokens": list(budgets),
                    "token_approximation": "ceil(whitespace words * 4/3)", "fast_env": FAST_ENV,
-                   "athena_returned_text": "SearchMemory `content` of each result",
+                   "athena_returned_text": "SearchMemory `content` of each result, one call per budget with max_tokens",
+                   "baseline_pool": BASELINE_POOL,
                    "embedding_model": settings.embedding_model, "llm_provider": settings.llm_provider},
         "corpus": {"turns": total_events, "sessions": sum(len(c.sessions) for c in convs),
                    "questions": len(questions),
                    "questions_dropped_no_evidence": sum(c.dropped_no_evidence for c in convs),
                    "questions_dropped_out_of_slice": sum(c.dropped_out_of_slice for c in convs)},
         "pipeline": {**wait, "events_per_s": throughput, "consolidated_or_rejected": consolidated, **stats},
+        "athena_results": [result_mix(athena, b) for b in budgets],
         "timings": timings,
         "summary": summary,
         "table_markdown": table,

@@ -13,6 +13,9 @@ Metrics per question:
 - ``answer_recall@<B>tok`` / ``answer_recall@k``: share of the gold answer's normalised content words
   present in the returned text (only the text actually returned, after cutting): a chain is credited only
   for what its summary says, not for the turns it was formed from.
+
+Turn ids of a result are the turns whose text it returns verbatim: a raw turn (baselines) or an event
+(Athena). A chain summary or a graph fact returns no turn verbatim, so it credits no evidence turn.
 - ``returned_tokens@k``: tokens of the first k results' text.
 
 Tokens: ``approx_tokens(text) = ceil(whitespace words × 4/3)`` (the usual ~0.75 English words per BPE
@@ -20,11 +23,12 @@ token); cutting to B tokens keeps the first ``floor(B × 3/4)`` words, so a cut 
 """
 from __future__ import annotations
 
-import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable
+
+from athena_core.retrieval.budget import approx_tokens  # the service packs by the same count
 
 KS = (1, 5, 10)
 BUDGETS = (500, 1000, 2000)
@@ -38,6 +42,8 @@ class Result:
     turn_ids: tuple[str, ...] = ()
     score: float | None = None
     source_id: str | None = None
+    kind: str | None = None  # Athena: chain | event | fact
+    retrievers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -60,10 +66,6 @@ def session_of(turn_id: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------ tokens
-
-
-def approx_tokens(text: str) -> int:
-    return math.ceil(len(text.split()) * 4 / 3)
 
 
 def cut_to_tokens(text: str, budget: int) -> str:
@@ -165,7 +167,7 @@ def score_question(question: Question, results: list[Result],
                    ks: tuple[int, ...] = KS, budgets: tuple[int, ...] = BUDGETS) -> dict[str, float | None]:
     """Every metric of one question for one system's ranked results."""
     out: dict[str, float | None] = {}
-    for k in ks:
+    for k in ks or ():
         top = results[:k]
         out[f"turn_recall@{k}"] = turn_recall(question.evidence, top)
         out[f"session_recall@{k}"] = session_recall(question.evidence, top)
@@ -174,10 +176,23 @@ def score_question(question: Question, results: list[Result],
         out[f"turn_recall@{budget}tok"] = turn_recall(question.evidence, packed.results)
         out[f"session_recall@{budget}tok"] = session_recall(question.evidence, packed.results)
         out[f"answer_recall@{budget}tok"] = answer_word_recall(question.answer, packed.texts)
+    if not ks:
+        return out
     kmax = max(ks)
     out[f"answer_recall@{kmax}"] = answer_word_recall(question.answer, [r.text for r in results[:kmax]])
     out[f"returned_tokens@{kmax}"] = float(sum(approx_tokens(r.text) for r in results[:kmax]))
     return out
+
+
+def score_question_by_budget(question: Question, by_budget: dict[int, list[Result]],
+                             ks: tuple[int, ...] = KS) -> dict[str, float | None]:
+    """Every metric when a system answers each budget with its own call (Athena's SearchMemory with
+    `max_tokens`): budget metrics from that budget's results, rank metrics from the largest budget's."""
+    largest = by_budget[max(by_budget)]
+    out = {k: v for k, v in score_question(question, largest, ks, ()).items()}
+    for budget, results in by_budget.items():
+        out.update(score_question(question, results, (), (budget,)))
+    return {name: out[name] for name in metric_names(ks, tuple(sorted(by_budget)))}
 
 
 def metric_names(ks: tuple[int, ...] = KS, budgets: tuple[int, ...] = BUDGETS) -> list[str]:

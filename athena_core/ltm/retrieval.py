@@ -66,11 +66,23 @@ class FactRetriever:
             limit=self.settings.graph_limit,
         )
 
-    def facts(self, scope: UserScope, query: str = "") -> list[FactView]:
+    def query_facts(self, scope: UserScope, query: str = "") -> list[Fact]:
         """The neighbourhood of the query's entities and of the user node."""
         matched = self.graph.match_nodes(scope, query_terms(query)) if query.strip() else []
         start = list(dict.fromkeys([*matched, USER_NODE_ID]))
-        return [view(f) for f in self._around(scope, start, self.settings.graph_depth)]
+        return self._around(scope, start, self.settings.graph_depth)
+
+    def entity_facts(self, scope: UserScope, query: str, entities: list[str] = ()) -> list[Fact]:
+        """The neighbourhood of the entities the query names, plus `entities` (names found elsewhere)."""
+        terms = [*query_terms(query), *(snake_id(e) for e in entities)]
+        matched = [m for m in self.graph.match_nodes(scope, list(dict.fromkeys(terms))) if m != USER_NODE_ID]
+        return self._around(scope, matched, self.settings.graph_depth) if matched else []
+
+    def user_facts(self, scope: UserScope) -> list[Fact]:
+        return self._around(scope, [USER_NODE_ID], 1)
+
+    def facts(self, scope: UserScope, query: str = "") -> list[FactView]:
+        return [view(f) for f in self.query_facts(scope, query)]
 
     def persona(self, scope: UserScope) -> list[str]:
         """The user node's strongest direct edges as short statements."""

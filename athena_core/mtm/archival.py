@@ -1,13 +1,16 @@
-"""Archival (SPEC S7): cold chains are frozen — vector and blobs dropped, graph knowledge kept."""
+"""Archival (SPEC S7): cold chains are frozen — search indexes and blobs dropped, graph knowledge kept."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from athena_core.models.chains import Chain
 from athena_core.mtm.chain_heat import idle_days
 from athena_core.models.scope import UserScope
-from athena_core.stores.ports import BlobStore
-from athena_core.stores.ports import DocumentStore, VectorIndex
+from athena_core.stores.ports import BlobStore, DocumentStore
+
+if TYPE_CHECKING:
+    from athena_core.retrieval.evidence_index import EvidenceIndex
 
 
 def should_archive(chain: Chain, heat: float, now: datetime, *, max_heat: float = 0.1, min_idle_days: float = 7.0) -> bool:
@@ -16,11 +19,11 @@ def should_archive(chain: Chain, heat: float, now: datetime, *, max_heat: float 
 
 
 def archive(
-    chain: Chain, now: datetime, documents: DocumentStore, vectors: VectorIndex, blobs: BlobStore | None
+    chain: Chain, now: datetime, documents: DocumentStore, index: "EvidenceIndex", blobs: BlobStore | None
 ) -> bool:
-    """Vector and blobs first, then the status: a crash in between leaves an active chain to retry."""
+    """Search indexes and blobs first, then the status: a crash in between leaves an active chain to retry."""
     scope = UserScope(tenant_id=chain.tenant_id, user_id=chain.user_id)
-    vectors.delete(scope, [chain.chain_id])
+    index.remove(scope, [chain])
     if blobs is not None:
         for event in documents.get_events(scope, chain.event_ids):
             if event.blob_uri:

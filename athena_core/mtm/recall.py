@@ -1,9 +1,10 @@
-"""Reading the MTM back (SPEC S2, S5.2): relevant pages, SearchMemory, topics; every return is an access."""
+"""Reading the MTM back (SPEC S2, S5.2): relevant pages, topics; every return is an access.
+
+SearchMemory itself is hybrid (`athena_core.retrieval.hybrid_search`) and uses `access` from here."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
@@ -14,9 +15,6 @@ from athena_core.models.scope import UserScope
 from athena_core.providers.embeddings import Embedder
 from athena_core.settings import Settings
 from athena_core.stores.ports import DocumentStore, VectorIndex
-
-if TYPE_CHECKING:
-    from athena_core.ltm.retrieval import FactView
 
 
 class ChainPage(BaseModel):
@@ -34,15 +32,7 @@ class ChainPage(BaseModel):
     metadata: dict[str, str]
 
 
-class SearchResult(BaseModel):
-    """SPEC S2 SearchMemory result."""
-
-    content: str
-    similarity_score: float
-    source_type: str  # chain | fact
-    source_id: str
-    timestamp: datetime
-    topic: str | None = None
+ChainRanker = Callable[[UserScope, str, datetime, int], list[tuple[Chain, "float | None"]]]
 
 
 class TopicStat(BaseModel):
@@ -78,47 +68,17 @@ class MemoryReader:
         chains = {c.chain_id: c for c in self.documents.get_chains(scope, [h.chain_id for h in hits])}
         return [(chains[h.chain_id], h.similarity) for h in hits if h.chain_id in chains]
 
-    def relevant_pages(self, scope: UserScope, query: str, pages: int, now: datetime) -> list[ChainPage]:
+    def relevant_pages(self, scope: UserScope, query: str, pages: int, now: datetime,
+                       rank: "ChainRanker | None" = None) -> list[ChainPage]:
+        """Chains for a query (`rank`: hybrid search; default: nearest by cosine), else the most recent."""
         if pages <= 0:
             return []
         if query.strip():
-            found = self.nearest(scope, query, pages)
+            found = rank(scope, query, now, pages) if rank else self.nearest(scope, query, pages)
         else:
             found = [(c, None) for c in self.documents.recent_chains(scope, limit=pages)]
         self.access(scope, [c for c, _ in found], now)
         return [page_of(c, s) for c, s in found]
-
-    def search(
-        self, scope: UserScope, query: str, limit: int, now: datetime,
-        similarity_threshold: float | None = None, metadata_filter: dict[str, str] | None = None,
-    ) -> list[SearchResult]:
-        overfetch = max(limit * 4, 20) if (metadata_filter or similarity_threshold is not None) else limit
-        results: list[tuple[Chain, float]] = []
-        for chain, similarity in self.nearest(scope, query, overfetch):
-            if similarity_threshold is not None and similarity < similarity_threshold:
-                continue
-            if not matches_filter(chain.metadata, metadata_filter):
-                continue
-            results.append((chain, similarity))
-        results.sort(key=lambda pair: -pair[1])
-        results = results[:limit]
-        self.access(scope, [c for c, _ in results], now)
-        return [
-            SearchResult(content=c.summary, similarity_score=round(s, 6), source_type="chain", source_id=c.chain_id,
-                         timestamp=c.last_event_at, topic=c.topic)
-            for c, s in results
-        ]
-
-    def fact_results(self, query: str, facts: list["FactView"]) -> list[SearchResult]:
-        """Graph enrichment: each fact as a result, scored by the cosine of its statement to the query."""
-        if not facts:
-            return []
-        vectors = self.embedder.embed([query, *(f.statement for f in facts)])
-        return [
-            SearchResult(content=f.statement, similarity_score=round(float(vectors[0] @ v), 6), source_type="fact",
-                         source_id=f.edge_id, timestamp=f.valid_at)
-            for f, v in zip(facts, vectors[1:])
-        ]
 
     def access(self, scope: UserScope, chains: list[Chain], now: datetime) -> None:
         """SPEC S5.2: last_accessed_at = now; S ×= 1.5 when the previous access was ≥ 12 h ago."""

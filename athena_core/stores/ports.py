@@ -173,3 +173,43 @@ class BlobStore(Protocol):
     def delete_user(self, scope: UserScope) -> None: ...
 
     def ping(self) -> None: ...
+
+
+class LexicalDoc(tuple):
+    """(doc_id, kind, body): one text the lexical index holds; kind is "event" or "chain"."""
+
+    __slots__ = ()
+
+    def __new__(cls, doc_id: str, kind: str, body: str) -> "LexicalDoc":
+        return super().__new__(cls, (doc_id, kind, body))
+
+    doc_id = property(lambda self: self[0])
+    kind = property(lambda self: self[1])
+    body = property(lambda self: self[2])
+
+
+@runtime_checkable
+class LexicalIndex(Protocol):
+    """Keyword search over a user's consolidated events and chain summaries (issue 7), user-scoped.
+
+    Engines: SQLite FTS5 (BM25, Porter stemming) in the embedded default; a MongoDB text index in
+    production. Search returns doc ids of one kind, best match first (only the rank is used: fusion is
+    by rank, so engines with different score scales are interchangeable).
+    """
+
+    engine: str
+
+    def ping(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def upsert(self, scope: UserScope, docs: list[LexicalDoc]) -> None:
+        """Insert or replace docs by (scope, kind, doc_id); idempotent."""
+
+    def delete(self, scope: UserScope, kind: str, doc_ids: list[str]) -> int: ...
+
+    def delete_user(self, scope: UserScope) -> int: ...
+
+    def search(self, scope: UserScope, query: str, kind: str, limit: int) -> list[str]: ...
+
+    def count(self, scope: UserScope) -> int: ...

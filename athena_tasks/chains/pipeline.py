@@ -92,22 +92,18 @@ def summarize(batch: dict) -> dict:
 
 @app.task(base=AthenaTask, name="athena.pipeline.embed")
 def embed(batch: dict) -> dict:
-    """Upsert each formed chain's vector (one per chain); archived chains have none."""
+    """Index each formed chain for hybrid search: its vector, its events' vectors and lexical docs."""
     runtime = get_runtime()
     user = AgentScope.from_key(batch["scope"]).user_scope
     chains = runtime.documents.get_chains(user, batch["chain_ids"])
     active = [c for c in chains if c.status == ChainStatus.active]
-    if active:
-        vectors = runtime.embedder.embed([c.search_text for c in active])
-        for chain_doc, vector in zip(active, vectors):
-            runtime.vectors.upsert(user, chain_doc.chain_id, vector)
-    archived = [c.chain_id for c in chains if c.status != ChainStatus.active]
-    if archived:
-        runtime.vectors.delete(user, archived)
+    events = runtime.documents.get_events(user, [e for c in active for e in c.event_ids]) if active else []
+    indexed = runtime.evidence.index(user, active, events)
+    runtime.evidence.remove(user, [c for c in chains if c.status != ChainStatus.active])
     if batch["more"]:
         PipelineRunRequester(runtime.redis, runtime.settings.pipeline_debounce_ttl_s).request(
             AgentScope.from_key(batch["scope"]), flush=batch["flush"])
-    return {"scope": batch["scope"], "chain_ids": batch["chain_ids"], "embedded": len(active)}
+    return {"scope": batch["scope"], "chain_ids": batch["chain_ids"], "embedded": len(active), "events_indexed": indexed}
 
 
 def pipeline_for(scope: AgentScope, flush: bool = False) -> Signature:

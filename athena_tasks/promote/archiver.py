@@ -23,7 +23,7 @@ def archive_cold_chains() -> dict:
             heat = chain_heat(chain, now, settings.heat_tau_hours).heat
             if should_archive(chain, heat, now, max_heat=settings.archive_heat,
                               min_idle_days=settings.archive_idle_days):
-                if archive(chain, now, runtime.documents, runtime.vectors, runtime.blobs):
+                if archive(chain, now, runtime.documents, runtime.evidence, runtime.blobs):
                     archived += 1
     metrics.CHAINS_ARCHIVED.inc(archived)
     return {"chains_archived": archived}

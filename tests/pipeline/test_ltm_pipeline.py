@@ -60,9 +60,10 @@ def test_a_go_service_conversation_is_promoted_and_retrieved(worker_api: TestCli
     assert any(f.relation == "USES" and f.object.id == "go" and f.subject.id == "user" for f in facts)
 
     results = worker_api.post(f"/api/v1/sessions/{session_id}/context/search",
-                              json={"query": "what language is the payments service written in?"}).json()
+                              json={"query": "what language is the payments service written in?", "limit": 20}).json()
     kinds = [r["source_type"] for r in results]
-    assert kinds[0] == "chain" and "fact" in kinds
+    assert kinds[0] in ("chain", "event") and "fact" in kinds
+    assert all(r["retrievers"] == ["graph"] for r in results if r["source_type"] == "fact")
     assert any("go" in r["content"].lower() for r in results if r["source_type"] == "fact")
     context = worker_api.get(f"/api/v1/sessions/{session_id}/context", params={"query": "Go payments"}).json()
     assert context["facts"] and all(f["confidence"] >= 0.5 for f in context["facts"])
@@ -83,11 +84,13 @@ def test_cold_chains_are_archived_with_their_vectors_and_blobs(worker_api: TestC
     _flush_and_wait(worker_api, worker_runtime, session_id, scope)
     chains = worker_runtime.documents.recent_chains(scope.user_scope, status=None)
     assert chains and worker_runtime.vectors.count(scope.user_scope) == len(chains)
+    assert worker_runtime.event_vectors.count(scope.user_scope) > 0 and worker_runtime.lexical.count(scope.user_scope) > 0
     [blob_event] = worker_runtime.documents.get_events(scope.user_scope, [event_id])
     assert app.send_task("athena.beat.archive").get(timeout=120)["chains_archived"] >= len(chains)
     archived = worker_runtime.documents.get_chains(scope.user_scope, [c.chain_id for c in chains])
     assert all(c.status == ChainStatus.archived and c.archived_at for c in archived)
     assert worker_runtime.vectors.count(scope.user_scope) == 0
+    assert worker_runtime.event_vectors.count(scope.user_scope) == 0 and worker_runtime.lexical.count(scope.user_scope) == 0
     blob_path = worker_runtime.blobs.root / blob_event.blob_uri.removeprefix("local://")
     assert not blob_path.exists()
 
@@ -123,6 +126,7 @@ def test_purge_leaves_nothing_of_the_user_in_any_store(worker_api: TestClient, w
     app.send_task("athena.beat.promote").get(timeout=120)
     user = scope.user_scope
     assert worker_runtime.graph.count(user)[1] > 0 and worker_runtime.vectors.count(user) > 0
+    assert worker_runtime.event_vectors.count(user) > 0 and worker_runtime.lexical.count(user) > 0
 
     report = worker_api.delete(f"/api/v1/sessions/{session_id}", params={"purge": "user"}).json()
     assert report["deleted"] and report["purge"]["documents"]["events"] > 0
@@ -132,9 +136,11 @@ def test_purge_leaves_nothing_of_the_user_in_any_store(worker_api: TestClient, w
     assert documents.count_events(scope) == 0
     assert documents.recent_chains(user, status=None) == []
     assert worker_runtime.vectors.count(user) == 0
+    assert worker_runtime.event_vectors.count(user) == 0 and worker_runtime.lexical.count(user) == 0
     assert worker_runtime.graph.count(user) == (0, 0)
     assert not list(worker_runtime.redis.scan_iter(match=f"stm:{scope.tenant_id}:{scope.user_id}:*"))
     assert not (worker_runtime.blobs.root / scope.tenant_id / scope.user_id).exists()
     # The other tenant's copy of the same conversation is untouched.
     assert documents.count_events(other) > 0 and worker_runtime.graph.count(other.user_scope)[1] > 0
+    assert worker_runtime.lexical.count(other.user_scope) > 0 and worker_runtime.event_vectors.count(other.user_scope) > 0
     assert worker_runtime.redis.exists(stm_key(other))

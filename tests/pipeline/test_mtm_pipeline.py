@@ -59,9 +59,18 @@ def _post(api: TestClient, session_id: str, turns, start: datetime) -> list[list
 
 
 def _flush_and_wait(api: TestClient, runtime: Runtime, session_id: str, scope: AgentScope) -> None:
+    """Run flush pipelines until nothing is pending. One is not always enough: a run still working off a
+    backlog (more than `pipeline_batch_events`) may hold the scope's run request when the flush run asks
+    for its follow-up, which then runs without the flush; in production the idle-flush beat covers that."""
     wait_until(lambda: not runtime.redis.exists(f"pipeline:requested:{scope.key}"))
-    pipeline_for(scope, flush=True).apply_async().get(timeout=120)
-    wait_until(lambda: api.get(f"/api/v1/sessions/{session_id}").json()["pending_events"] == 0)
+
+    def drained() -> bool:
+        if api.get(f"/api/v1/sessions/{session_id}").json()["pending_events"] == 0:
+            return True
+        pipeline_for(scope, flush=True).apply_async().get(timeout=120)
+        return api.get(f"/api/v1/sessions/{session_id}").json()["pending_events"] == 0
+
+    wait_until(drained)
 
 
 def test_three_topics_make_three_chains_and_a_return_merges(worker_api: TestClient, worker_runtime: Runtime) -> None:
@@ -87,11 +96,12 @@ def test_three_topics_make_three_chains_and_a_return_merges(worker_api: TestClie
         assert {e.chain_id for e in events} == {chain["chain_id"]}
         assert chain["quality"]["passed"] and chain["heat_factors"]["i_base"] > 0
 
-    # A paraphrased question finds the replication chain first.
+    # A paraphrased question finds the replication chain first (its summary or one of its events).
     results = worker_api.post(f"/api/v1/sessions/{session_id}/context/search",
                               json={"query": "how do I keep a read-only copy of my database in sync?"}).json()
-    assert results[0]["source_id"] == merged["chain_id"]
-    assert [r["similarity_score"] for r in results] == sorted((r["similarity_score"] for r in results), reverse=True)
+    assert results[0]["chain_id"] == merged["chain_id"]
+    assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)
+    assert all(r["retrievers"] and r["time_span"]["start"] <= r["time_span"]["end"] for r in results)
     # Returned chains are accessed (S5.2).
     [accessed] = documents.get_chains(scope.user_scope, [merged["chain_id"]])
     assert accessed.last_accessed_at is not None

@@ -1,0 +1,1 @@
+"""Hybrid retrieval (issue 7): lexical + dense + graph, fused by reciprocal rank, packed into a token budget."""

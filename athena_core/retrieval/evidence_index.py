@@ -1,0 +1,57 @@
+"""The write side of hybrid search: what the pipeline's embed step indexes for each consolidated chain.
+
+Three indexes, all user-scoped: the chain vector (its summary), one vector per event, and lexical docs
+for the events' verbatim text and the chain's summary. Everything is an upsert keyed by id, so a retried
+or re-delivered embed step changes nothing; archival and purge remove what they remove everywhere.
+"""
+from __future__ import annotations
+
+from athena_core.models.chains import Chain
+from athena_core.models.events import Event
+from athena_core.models.scope import UserScope
+from athena_core.providers.embeddings import Embedder
+from athena_core.stores.ports import LexicalDoc, LexicalIndex, VectorIndex
+
+
+def chain_text(chain: Chain) -> str:
+    return chain.search_text
+
+
+class EvidenceIndex:
+    def __init__(self, chain_vectors: VectorIndex, event_vectors: VectorIndex, lexical: LexicalIndex,
+                 embedder: Embedder) -> None:
+        self.chain_vectors = chain_vectors
+        self.event_vectors = event_vectors
+        self.lexical = lexical
+        self.embedder = embedder
+
+    def index(self, scope: UserScope, chains: list[Chain], events: list[Event]) -> int:
+        """Index active chains and their events (events with empty content are kept out); returns events indexed."""
+        if not chains:
+            return 0
+        vectors = self.embedder.embed([chain_text(c) for c in chains])
+        for chain, vector in zip(chains, vectors):
+            self.chain_vectors.upsert(scope, chain.chain_id, vector)
+        texts = [e for e in events if e.content.strip()]
+        if texts:
+            for event, vector in zip(texts, self.embedder.embed([e.content for e in texts])):
+                self.event_vectors.upsert(scope, event.event_id, vector)
+        self.lexical.upsert(scope, [LexicalDoc(c.chain_id, "chain", chain_text(c)) for c in chains] +
+                            [LexicalDoc(e.event_id, "event", e.content) for e in texts])
+        return len(texts)
+
+    def remove(self, scope: UserScope, chains: list[Chain]) -> None:
+        """Archived chains leave every index (their knowledge stays in the graph, SPEC S7)."""
+        if not chains:
+            return
+        chain_ids = [c.chain_id for c in chains]
+        event_ids = [e for c in chains for e in c.event_ids]
+        self.chain_vectors.delete(scope, chain_ids)
+        self.event_vectors.delete(scope, event_ids)
+        self.lexical.delete(scope, "chain", chain_ids)
+        self.lexical.delete(scope, "event", event_ids)
+
+    def delete_user(self, scope: UserScope) -> dict[str, int]:
+        return {"chain_vectors": self.chain_vectors.delete_user(scope),
+                "event_vectors": self.event_vectors.delete_user(scope),
+                "lexical": self.lexical.delete_user(scope)}

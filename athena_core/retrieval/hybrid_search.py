@@ -1,0 +1,295 @@
+"""Hybrid search (issue 7; SPEC S2 SearchMemory, GetContext with a query, S6.4).
+
+Four retrievers, each a ranked list from its own index, all scoped to the user:
+- ``lexical``: BM25 over the verbatim text of consolidated events (names, numbers, rare words);
+- ``dense``: cosine over the events' vectors (same meaning, other words);
+- chain level (``lexical`` and ``dense`` over chain summaries): which topics the query is about. A chain
+  is a result of its own (its summary), and lends its rank to its events as context;
+- ``neighbour``: events next to a found event in its chain get a share of its score (the answer is
+  often the reply to the matching turn);
+- ``graph``: facts around the entities the query names or its top chains mention (S6.4), and the user's
+  facts sharing a word with the query.
+Reciprocal rank fusion combines them (weights are settings). Time cues in the query add a bonus for
+evidence inside the asked window and re-rank the best candidates by time for "first" / "currently".
+Every event and chain result shows its date(s) in its text and carries its time span, so the caller can
+answer "when". Results are sorted by fused score, deduplicated and packed into `max_tokens`.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel
+
+from athena_core.ltm.graph_port import GraphStore
+from athena_core.ltm.ontology import Fact
+from athena_core.ltm.retrieval import FactRetriever, statement
+from athena_core.models.chains import Chain, ChainStatus
+from athena_core.models.events import Event, EventStatus
+from athena_core.models.scope import UserScope
+from athena_core.mtm.recall import MemoryReader, matches_filter
+from athena_core.retrieval.budget import approx_tokens, pack_within_budget
+from athena_core.retrieval.fusion import Fused, rank_bonus, reciprocal_rank_fusion
+from athena_core.retrieval.lexical_terms import search_terms
+from athena_core.retrieval.time_cues import TimeCues, parse_time_cues, render_date, render_span
+from athena_core.settings import Settings
+from athena_core.stores.ports import LexicalIndex, VectorIndex
+
+SourceType = Literal["chain", "event", "fact"]
+
+
+class TimeSpan(BaseModel):
+    start: datetime
+    end: datetime
+
+
+class SearchHit(BaseModel):
+    """One SearchMemory result (SPEC S2 fields, plus what hybrid retrieval adds)."""
+
+    content: str
+    similarity_score: float | None  # cosine to the query when the dense retriever found it
+    score: float  # fused score: what results are sorted by
+    source_type: SourceType
+    source_id: str  # chain id, event id, or edge id
+    timestamp: datetime  # the evidence time (event time, chain's last event, fact's valid_at)
+    time_span: TimeSpan
+    retrievers: list[str]
+    chain_id: str | None = None
+    topic: str | None = None
+    role: str | None = None
+    tokens: int = 0
+
+
+@dataclass
+class _Candidate:
+    hit: SearchHit
+    chain_id: str | None = None
+    facts: list[Fact] = field(default_factory=list)
+
+
+# ------------------------------------------------------------------------------------------ rendering
+
+
+def render_event(event: Event) -> str:
+    return f"[{render_date(event.timestamp)}] {event.content}"
+
+
+def render_chain(chain: Chain) -> str:
+    return f"[{render_span(chain.started_at, chain.last_event_at)}] {chain.summary}"
+
+
+def fact_timeline(facts: list[Fact]) -> dict[str, str]:
+    """edge id → "initially" / "currently" where a subject's relation had several values over time.
+
+    Ordered by valid_at (SPEC S6): the first value observed is the initial one, the last the current one.
+    """
+    groups: dict[tuple[str, str], list[Fact]] = defaultdict(list)
+    for fact in facts:
+        groups[(fact.subject.id, fact.relation)].append(fact)
+    labels: dict[str, str] = {}
+    for group in groups.values():
+        if len({f.object.id for f in group}) < 2:
+            continue
+        ordered = sorted(group, key=lambda f: (f.first_valid_at, f.valid_at))
+        labels[ordered[0].edge_id] = "initially"
+        labels[max(group, key=lambda f: (f.valid_at, f.first_valid_at)).edge_id] = "currently"
+    return labels
+
+
+def render_fact(fact: Fact, label: str | None) -> str:
+    span = render_span(fact.first_valid_at, fact.valid_at)
+    return f"[{span}] {label + ': ' if label else ''}{statement(fact)}"
+
+
+def shares_a_term(text: str, terms: list[str]) -> bool:
+    """A light lexical check: a query term (or its first 5 letters, for plurals and tenses) in the text."""
+    words = set(search_terms(text, max_terms=10_000))
+    stems = {w[:5] for w in words if len(w) >= 5}
+    return any(t in words or (len(t) >= 5 and t[:5] in stems) for t in terms)
+
+
+# ---------------------------------------------------------------------------------------------- search
+
+
+class HybridSearch:
+    def __init__(
+        self, reader: MemoryReader, event_vectors: VectorIndex, lexical: LexicalIndex,
+        graph: GraphStore | None, settings: Settings,
+    ) -> None:
+        self.reader = reader
+        self.documents = reader.documents
+        self.chain_vectors = reader.vectors
+        self.event_vectors = event_vectors
+        self.lexical = lexical
+        self.embedder = reader.embedder
+        self.facts = FactRetriever(graph, settings) if graph is not None else None
+        self.graph = graph
+        self.settings = settings
+
+    # -- ranking ------------------------------------------------------------------------------------
+    def _rank(self, scope: UserScope, query: str, now: datetime, metadata_filter: dict[str, str] | None,
+              with_facts: bool) -> tuple[list[_Candidate], dict[str, Chain]]:
+        s = self.settings
+        n = s.search_candidates
+        vector = self.embedder.embed([query])[0]
+        event_dense = self.event_vectors.search(scope, vector, n)
+        chain_dense = self.chain_vectors.search(scope, vector, n)
+        event_lexical = self.lexical.search(scope, query, "event", n)
+        chain_lexical = self.lexical.search(scope, query, "chain", n)
+        cosine = {h.chain_id: h.similarity for h in event_dense}  # VectorHit's id field holds the event id
+        chain_cosine = {h.chain_id: h.similarity for h in chain_dense}
+
+        events = {e.event_id: e for e in self.documents.get_events(
+            scope, list(dict.fromkeys([*event_lexical, *cosine])))
+            if e.status == EventStatus.consolidated and e.chain_id}
+        chain_ids = list(dict.fromkeys([*chain_lexical, *chain_cosine, *(e.chain_id for e in events.values())]))
+        chains = {c.chain_id: c for c in self.documents.get_chains(scope, chain_ids)
+                  if c.status == ChainStatus.active and matches_filter(c.metadata, metadata_filter)}
+
+        k = s.search_rrf_k
+        chain_fused = reciprocal_rank_fusion(
+            {"dense": [c for c in chain_cosine if c in chains], "lexical": [c for c in chain_lexical if c in chains]},
+            {"dense": s.search_weight_dense, "lexical": s.search_weight_lexical}, k)
+        chain_rank = {f.key: rank for rank, f in enumerate(chain_fused, start=1)}
+        event_fused = reciprocal_rank_fusion(
+            {"lexical": [e for e in event_lexical if e in events and events[e].chain_id in chains],
+             "dense": [e for e in cosine if e in events and events[e].chain_id in chains]},
+            {"lexical": s.search_weight_lexical, "dense": s.search_weight_dense}, k)
+
+        event_scores = self._with_neighbours(scope, event_fused, events, chains)
+
+        candidates: list[_Candidate] = []
+        for fused in chain_fused:
+            chain = chains[fused.key]
+            candidates.append(_Candidate(SearchHit(
+                content=render_chain(chain), similarity_score=_round(chain_cosine.get(chain.chain_id)),
+                score=s.search_weight_chain * fused.score, source_type="chain", source_id=chain.chain_id,
+                timestamp=chain.last_event_at, time_span=TimeSpan(start=chain.started_at, end=chain.last_event_at),
+                retrievers=fused.retrievers, chain_id=chain.chain_id, topic=chain.topic), chain.chain_id))
+        for event_id, (score, retrievers) in event_scores.items():
+            event = events[event_id]
+            context = chain_rank.get(event.chain_id)
+            score += rank_bonus(context, s.search_weight_chain, k) if context else 0.0
+            candidates.append(_Candidate(SearchHit(
+                content=render_event(event), similarity_score=_round(cosine.get(event.event_id)), score=score,
+                source_type="event", source_id=event.event_id, timestamp=event.timestamp,
+                time_span=TimeSpan(start=event.timestamp, end=event.timestamp), retrievers=retrievers,
+                chain_id=event.chain_id, topic=chains[event.chain_id].topic, role=event.role.value), event.chain_id))
+        if with_facts and self.facts is not None and s.search_weight_graph > 0:
+            top_entities = [e for f in chain_fused[:3] for e in chains[f.key].entities]
+            candidates += self._fact_candidates(scope, query, top_entities)
+        self._apply_time_cues(candidates, parse_time_cues(query, now))
+        candidates.sort(key=lambda c: -c.hit.score)
+        return candidates, chains
+
+    def _with_neighbours(self, scope: UserScope, fused: list[Fused], events: dict[str, Event],
+                         chains: dict[str, Chain]) -> dict[str, tuple[float, list[str]]]:
+        """event id → (score, retrievers), where each found event lends a share of its score to the events
+        just before and after it in its chain: an answer often sits in the reply next to the matching turn.
+        Neighbours not found by any retriever are loaded and marked found by "neighbour"."""
+        scores = {f.key: (f.score, list(f.retrievers)) for f in fused}
+        share = self.settings.search_weight_neighbour
+        if share <= 0 or not fused:
+            return scores
+        position = {c.chain_id: {e: i for i, e in enumerate(c.event_ids)} for c in chains.values()}
+        lent: dict[str, float] = defaultdict(float)
+        for f in fused:
+            chain = chains[events[f.key].chain_id]
+            i = position[chain.chain_id].get(f.key)
+            if i is None:
+                continue
+            for j in (i - 1, i + 1):
+                if 0 <= j < len(chain.event_ids):
+                    lent[chain.event_ids[j]] += share * f.score
+        missing = [e for e in lent if e not in events]
+        for event in self.documents.get_events(scope, missing) if missing else []:
+            if event.status == EventStatus.consolidated and event.chain_id in chains:
+                events[event.event_id] = event
+        for event_id, extra in lent.items():
+            if event_id not in events:
+                continue
+            score, retrievers = scores.get(event_id, (0.0, []))
+            scores[event_id] = (score + extra, [*retrievers, "neighbour"])
+        return scores
+
+    def _fact_candidates(self, scope: UserScope, query: str, chain_entities: list[str]) -> list[_Candidate]:
+        """Facts around the entities the query names or the top chains mention (S6.4 order), then the
+        user's own facts that share a word with the query; for each (subject, relation) found, every value
+        it had over time, so that the initial and the current value both show."""
+        terms = search_terms(query)
+        named = self.facts.entity_facts(scope, query, chain_entities)
+        own = [f for f in self.facts.user_facts(scope) if shares_a_term(statement(f), terms)]
+        found = list({f.edge_id: f for f in [*named, *own]}.values())
+        history: dict[str, Fact] = {f.edge_id: f for f in found}
+        for subject, relation in list(dict.fromkeys((f.subject.id, f.relation) for f in found))[:5]:
+            for fact in self.graph.facts_about(scope, subject, relation):
+                history.setdefault(fact.edge_id, fact)
+        labels = fact_timeline(list(history.values()))
+        out = []
+        for rank, fact in enumerate(history.values(), start=1):
+            out.append(_Candidate(SearchHit(
+                content=render_fact(fact, labels.get(fact.edge_id)), similarity_score=None,
+                score=rank_bonus(rank, self.settings.search_weight_graph, self.settings.search_rrf_k),
+                source_type="fact", source_id=fact.edge_id, timestamp=fact.valid_at,
+                time_span=TimeSpan(start=fact.first_valid_at, end=fact.valid_at), retrievers=["graph"]), None, [fact]))
+        return out
+
+    def _apply_time_cues(self, candidates: list[_Candidate], cues: TimeCues) -> None:
+        """A window bonus for evidence inside the asked time; for "first" / "currently", a bonus among the
+        best candidates that grows with how early (or late) each is within their time range."""
+        s = self.settings
+        if not cues.any or s.search_weight_time <= 0:
+            return
+        bonus = rank_bonus(1, s.search_weight_time, s.search_rrf_k)
+        if cues.window is not None:
+            for c in candidates:
+                span = c.hit.time_span
+                if span.start < cues.window[1] and span.end >= cues.window[0]:
+                    c.hit.score += bonus
+        if cues.order is not None:
+            # among the best candidates, a bonus by position in time: full for the earliest (or latest)
+            best = sorted(candidates, key=lambda c: -c.hit.score)[: s.search_time_rerank]
+            times = [(c.hit.time_span.start if cues.order == "earliest" else c.hit.time_span.end).timestamp()
+                     for c in best]
+            if times and max(times) > min(times):
+                lo, hi = min(times), max(times)
+                for c, at in zip(best, times):
+                    position = (hi - at) / (hi - lo) if cues.order == "earliest" else (at - lo) / (hi - lo)
+                    c.hit.score += bonus * position
+
+    # -- public -------------------------------------------------------------------------------------
+    def search(
+        self, scope: UserScope, query: str, now: datetime, *, limit: int, max_tokens: int | None = None,
+        similarity_threshold: float | None = None, metadata_filter: dict[str, str] | None = None,
+    ) -> list[SearchHit]:
+        candidates, chains = self._rank(scope, query, now, metadata_filter, with_facts=True)
+        if similarity_threshold is not None:
+            # the threshold is on cosine: it drops dense matches under it; lexical/graph matches have no cosine
+            candidates = [c for c in candidates
+                          if c.hit.similarity_score is None or c.hit.similarity_score >= similarity_threshold]
+        # summaries of the top chains only: beyond them, a chain is better shown by its own events
+        top_chains = [c.chain_id for c in candidates if c.hit.source_type == "chain"][: self.settings.search_summaries]
+        candidates = [c for c in candidates if c.hit.source_type != "chain" or c.chain_id in top_chains]
+        packed = pack_within_budget(candidates, text=lambda c: c.hit.content, key=lambda c: c.hit.source_id,
+                                    max_tokens=max_tokens, max_items=limit)
+        for c in packed:
+            c.hit.score = round(c.hit.score, 6)
+            c.hit.tokens = approx_tokens(c.hit.content)
+        touched = [chains[i] for i in dict.fromkeys(c.chain_id for c in packed if c.chain_id) if i in chains]
+        self.reader.access(scope, touched, now)
+        return [c.hit for c in packed]
+
+    def rank_chains(self, scope: UserScope, query: str, now: datetime, limit: int) -> list[tuple[Chain, float | None]]:
+        """GetContext(query): chains in hybrid order (a chain counts at its best result: itself or an event)."""
+        candidates, chains = self._rank(scope, query, now, None, with_facts=False)
+        order: dict[str, float | None] = {}
+        for c in candidates:
+            if c.chain_id and c.chain_id not in order:
+                order[c.chain_id] = c.hit.similarity_score if c.hit.source_type == "chain" else None
+        return [(chains[i], sim) for i, sim in list(order.items())[:limit]]
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(float(value), 6)

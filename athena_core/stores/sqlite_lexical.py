@@ -1,0 +1,89 @@
+"""SQLite FTS5 adapter of the lexical index: BM25 over a user's events and chain summaries.
+
+Porter stemming ("hikes" meets "hiking"), unicode61 folding. Every row carries a scope token (a hash of
+tenant, user and kind) in an indexed column, and every query ANDs it in, so FTS5 resolves the scope from
+its own index: a search never reads another tenant's postings. A plain table maps rows to their
+(tenant, user, kind, doc_id) so upserts replace and purges delete by scope.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from athena_core.models.scope import UserScope
+from athena_core.retrieval.lexical_terms import search_terms
+from athena_core.stores.ports import LexicalDoc
+from athena_core.stores.sqlite_file import SqliteAdapter
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS lexical_docs (
+    id INTEGER PRIMARY KEY,
+    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, kind TEXT NOT NULL, doc_id TEXT NOT NULL,
+    UNIQUE (tenant_id, user_id, kind, doc_id)
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS lexical_fts USING fts5(body, scope, tokenize = 'porter unicode61');
+"""
+
+
+def scope_token(scope: UserScope, kind: str) -> str:
+    digest = hashlib.sha1(f"{scope.tenant_id}\x00{scope.user_id}\x00{kind}".encode()).hexdigest()[:24]
+    return f"s{digest}"
+
+
+class SqliteLexical(SqliteAdapter):
+    """Implements `LexicalIndex` with FTS5 (multi-process safe like every SQLite adapter here)."""
+
+    engine = "sqlite-fts5"
+    schema = SCHEMA
+
+    def __init__(self, path: Path | str, synchronous: str = "NORMAL") -> None:
+        super().__init__(path, synchronous)
+
+    def upsert(self, scope: UserScope, docs: list[LexicalDoc]) -> None:
+        if not docs:
+            return
+        with self._write() as conn:
+            for doc in docs:
+                row = conn.execute(
+                    "INSERT INTO lexical_docs (tenant_id, user_id, kind, doc_id) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT DO UPDATE SET kind = excluded.kind RETURNING id",
+                    (scope.tenant_id, scope.user_id, doc.kind, doc.doc_id),
+                ).fetchone()
+                conn.execute("DELETE FROM lexical_fts WHERE rowid = ?", (row[0],))
+                conn.execute("INSERT INTO lexical_fts (rowid, body, scope) VALUES (?, ?, ?)",
+                             (row[0], doc.body, scope_token(scope, doc.kind)))
+
+    def _delete_rows(self, conn, where: str, params: tuple) -> int:
+        ids = [r[0] for r in conn.execute(f"SELECT id FROM lexical_docs WHERE {where}", params)]
+        conn.executemany("DELETE FROM lexical_fts WHERE rowid = ?", [(i,) for i in ids])
+        conn.executemany("DELETE FROM lexical_docs WHERE id = ?", [(i,) for i in ids])
+        return len(ids)
+
+    def delete(self, scope: UserScope, kind: str, doc_ids: list[str]) -> int:
+        if not doc_ids:
+            return 0
+        with self._write() as conn:
+            marks = ",".join("?" * len(doc_ids))
+            return self._delete_rows(conn, f"tenant_id = ? AND user_id = ? AND kind = ? AND doc_id IN ({marks})",
+                                     (scope.tenant_id, scope.user_id, kind, *doc_ids))
+
+    def delete_user(self, scope: UserScope) -> int:
+        with self._write() as conn:
+            return self._delete_rows(conn, "tenant_id = ? AND user_id = ?", (scope.tenant_id, scope.user_id))
+
+    def search(self, scope: UserScope, query: str, kind: str, limit: int) -> list[str]:
+        terms = search_terms(query)
+        if not terms or limit <= 0:
+            return []
+        expression = f'scope : "{scope_token(scope, kind)}" AND body : (' + " OR ".join(f'"{t}"' for t in terms) + ")"
+        rows = self._conn().execute(
+            "SELECT d.doc_id FROM lexical_fts JOIN lexical_docs d ON d.id = lexical_fts.rowid "
+            "WHERE lexical_fts MATCH ? ORDER BY bm25(lexical_fts, 1.0, 0.0) LIMIT ?",
+            (expression, limit),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def count(self, scope: UserScope) -> int:
+        row = self._conn().execute("SELECT COUNT(*) FROM lexical_docs WHERE tenant_id = ? AND user_id = ?",
+                                   (scope.tenant_id, scope.user_id)).fetchone()
+        return int(row[0])

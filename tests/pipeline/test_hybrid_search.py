@@ -1,0 +1,123 @@
+"""Hybrid SearchMemory end to end (issue 7): a real worker forms and indexes chains, the API searches them."""
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta, timezone
+
+from fastapi.testclient import TestClient
+
+from athena_core.ltm.ontology import FactObservation
+from athena_core.models.events import utc_now
+from athena_core.models.scope import AgentScope
+from athena_core.retrieval.budget import approx_tokens
+from athena_core.runtime import Runtime
+from tests.pipeline.test_mtm_pipeline import _flush_and_wait, _post, _session
+
+TOPICS = [
+    ("our Kubernetes cluster upgrade", "drain the nodes one pool at a time and watch the pod disruption budgets"),
+    ("the quarterly budget spreadsheet", "group the costs by team and compare them with last quarter"),
+    ("training for the autumn half marathon", "add one long slow run a week and taper in the last ten days"),
+    ("the kitchen renovation", "order the cabinets first, they take six weeks to arrive"),
+    ("learning Spanish verbs", "practise the preterite with short daily stories"),
+    ("the flaky integration tests", "quarantine the flaky ones and fix the shared fixture first"),
+]
+RARE_NAME = "Ottoline Vasquez"
+
+
+def _long_conversation() -> list[tuple[str, str]]:
+    """72 turns over six topics; one turn, in the middle, names a person never mentioned again."""
+    turns = []
+    for round_ in range(4):
+        for topic, advice in TOPICS:
+            for step in range(3):
+                turns.append((f"Next question about {topic}, part {round_ * 3 + step}: what should I do now?",
+                              f"For {topic}: {advice}. Step {round_ * 3 + step} is the usual next one."))
+    turns[37] = (f"My new manager {RARE_NAME} wants the quarterly budget spreadsheet by Friday.",
+                 "Then group the costs by team tonight and send a draft tomorrow.")
+    return turns
+
+
+def test_a_name_mentioned_once_in_a_long_conversation_is_found_by_name(
+    worker_api: TestClient, worker_runtime: Runtime
+) -> None:
+    session_id, scope = _session(worker_api)
+    t0 = datetime(2025, 3, 3, 9, 0, tzinfo=timezone.utc)
+    ids = _post(worker_api, session_id, _long_conversation(), t0)
+    _flush_and_wait(worker_api, worker_runtime, session_id, scope)
+
+    results = worker_api.post(f"/api/v1/sessions/{session_id}/context/search",
+                              json={"query": "Who is Ottoline?", "max_tokens": 300}).json()
+    top = results[0]
+    assert top["source_type"] == "event" and top["source_id"] == ids[37][0], results[:3]
+    assert RARE_NAME in top["content"] and "lexical" in top["retrievers"]
+    # the evidence carries its time: in the text (for a reader) and as a span (for a program)
+    assert "3 March 2025" in top["content"]
+    assert top["time_span"]["start"] == top["time_span"]["end"] == top["timestamp"]
+    assert sum(approx_tokens(r["content"]) for r in results) <= 300
+    assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)
+    assert len({r["source_id"] for r in results}) == len(results)
+    chain_results = [r for r in results if r["source_type"] == "chain"]
+    assert all(r["time_span"]["start"] <= r["time_span"]["end"] for r in chain_results)
+
+    # Another tenant with the same user and agent ids sees nothing of it.
+    other = AgentScope(tenant_id=f"t-{uuid.uuid4().hex[:8]}", user_id=scope.user_id, agent_id=scope.agent_id)
+    other_session = worker_api.post("/api/v1/sessions", json=other.model_dump()).json()["session_id"]
+    assert worker_api.post(f"/api/v1/sessions/{other_session}/context/search",
+                           json={"query": "Who is Ottoline?"}).json() == []
+
+
+def test_time_cues_rank_the_evidence_of_the_asked_time_first(worker_api: TestClient, worker_runtime: Runtime) -> None:
+    session_id, scope = _session(worker_api)
+    now = utc_now()
+    old = _post(worker_api, session_id, [("I went bouldering at the climbing gym with Marco.",
+                                          "Nice, bouldering is a great workout.")], now - timedelta(days=40))
+    recent = _post(worker_api, session_id, [("I went bouldering at the climbing gym with Priya.",
+                                             "Nice, bouldering is a great workout.")], now - timedelta(days=1))
+    _flush_and_wait(worker_api, worker_runtime, session_id, scope)
+
+    def first_user_event(query: str) -> str:
+        results = worker_api.post(f"/api/v1/sessions/{session_id}/context/search",
+                                  json={"query": query, "limit": 10}).json()
+        return next(r["source_id"] for r in results if r["source_id"] in (old[0][0], recent[0][0]))
+
+    assert first_user_event("Who did I go bouldering with yesterday?") == recent[0][0]
+    assert first_user_event("Who did I go bouldering with first?") == old[0][0]
+    assert first_user_event("Who do I go bouldering with currently?") == recent[0][0]
+
+
+def test_a_fact_that_changed_returns_its_initial_and_current_value_with_dates(
+    worker_api: TestClient, worker_runtime: Runtime
+) -> None:
+    session_id, scope = _session(worker_api)
+    early, late = datetime(2025, 1, 6, tzinfo=timezone.utc), datetime(2025, 3, 10, tzinfo=timezone.utc)
+
+    def works_on(project: str, at: datetime) -> FactObservation:
+        return FactObservation(subject_id="user", subject_label="Identities", subject_name="user",
+                               relation="WORKS_ON", object_id=f"{project.lower()}_project", object_label="Projects",
+                               object_name=f"{project} project", confidence=0.8, context_nuance="", heat_score=0.5,
+                               valid_at=at, evidence_id=f"chn_{project}:{at.isoformat()}")
+
+    # The LTM promotion path is covered in test_ltm_pipeline; here the graph holds two values of one fact.
+    worker_runtime.graph.upsert_facts(scope.user_scope, [works_on("Apollo", early)], early)
+    worker_runtime.graph.upsert_facts(scope.user_scope, [works_on("Zephyr", late)], late)
+
+    results = worker_api.post(f"/api/v1/sessions/{session_id}/context/search",
+                              json={"query": "Which project do I work on currently?"}).json()
+    facts = {r["content"]: r for r in results if r["source_type"] == "fact"}
+    assert len(facts) == 2, results
+    initial = next(r for text, r in facts.items() if "apollo" in text.lower())
+    current = next(r for text, r in facts.items() if "zephyr" in text.lower())
+    assert "initially" in initial["content"] and "6 January 2025" in initial["content"]
+    assert "currently" in current["content"] and "10 March 2025" in current["content"]
+    assert initial["timestamp"] < current["timestamp"] and current["retrievers"] == ["graph"]
+
+
+def test_search_validation_names_the_field(worker_api: TestClient) -> None:
+    session_id, _ = _session(worker_api)
+    url = f"/api/v1/sessions/{session_id}/context/search"
+    for body, field in [({"query": "x", "max_tokens": 0}, "max_tokens"),
+                        ({"query": "x", "max_tokens": 10**9}, "max_tokens"),
+                        ({"query": "x", "limit": 0}, "limit")]:
+        response = worker_api.post(url, json=body)
+        assert response.status_code == 422, body
+        assert [f["field"] for f in response.json()["error"]["fields"]] == [field]
