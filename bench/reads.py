@@ -5,8 +5,11 @@
 
 1. Seed (untimed) a temporary ATHENA_DATA_DIR directly through the embedded adapters: for each size N a
    tenant `reads-<N>` whose user `u0` holds N active chains (`SqliteDocuments.upsert_chain`) with their
-   vectors (`SqliteVectors.upsert_many`, batches of 5000), plus noise: another user of the same tenant
-   and two other tenants with `--noise` chains each, so the scope filter has work to do.
+   vectors (`SqliteVectors.upsert_many`, batches of 5000), and `--events-per-chain` consolidated events
+   per chain (event log rows, event vectors, FTS5 docs for events and summaries: what hybrid search
+   reads), plus noise: another user of the same tenant and two other tenants with `--noise` chains each,
+   so the scope filter has work to do. Two events per chain by default: at 100k chains that is 200k event
+   vectors a user, already 300 MB of float32 in the API's cache; real chains hold more (LoCoMo: median 8).
    Vectors are real embeddings from the configured local embedder (all-MiniLM-L6-v2) of synthetic,
    varied summaries. Embedding 100k texts on a loaded 2-core machine takes far too long (about 16
    texts/s measured here under load), so a pool of `--pool` distinct summaries is embedded and chain i
@@ -16,10 +19,12 @@
 2. Start the API (`Stack.start_redis` + `start_api`, no worker: reads only) on that data dir.
 3. Per size: an untimed warm-up (loads the API's embedder and the user's vector matrix; the first request
    per size is reported as `first_*_ms`), then, with one sequential client (latency, not throughput):
-   - baseline: `MemoryReader.search` in this process on the same files (same adapters, same embedder
-     class and cache size), i.e. SearchMemory without HTTP / routing / JSON;
-   - SearchMemory over HTTP (`POST /context/search`, limit 5) and GetContext over HTTP
-     (`GET /context?query=...&pages=5`).
+   - baseline: dense-only search in this process on the same files (`HybridSearch` with the lexical and
+     graph retrievers switched off: event and chain vectors fused by rank), i.e. without HTTP / JSON;
+   - hybrid search in this process (the shipped settings: lexical + dense + neighbours + graph + time),
+     `max_tokens` 1000 — `ratio_hybrid_to_dense` is the cost of hybrid over dense-only, same run;
+   - SearchMemory over HTTP (`POST /context/search`, max_tokens 1000) and GetContext over HTTP
+     (`GET /context?query=...&pages=5`, hybrid chain ranking).
    Every request uses a query text not used before in that process, so the embedding cache never hides
    the model call (the same list is used for the baseline and for HTTP SearchMemory: each process
    embeds it once).
@@ -28,8 +33,9 @@
 loaded 2-core machine torch's default of one intra-op thread per core made a single-query embedding ~30x
 slower here (about 500 ms vs 17 ms), so that flag changes the figures a lot; every line records it.
 
-One JSON line per (route, size): p50/p99/mean/max ms, `ratio_http_to_direct` (SearchMemory p50 over HTTP
-/ in-process p50) and per route a summary line with growth per decade (p50 at 10N / p50 at N).
+One JSON line per (route, size): p50/p95/p99/mean/max ms, `ratio_hybrid_to_dense` (in-process p50s),
+`ratio_http_to_direct` (SearchMemory p50 over HTTP / in-process hybrid p50) and a summary line with growth
+per decade (p50 at 10N / p50 at N).
 """
 from __future__ import annotations
 
@@ -54,6 +60,7 @@ from common import emit, free_port, log, machine_info, percentile, save_results,
 from pipeline import BASE_TIME, query as synthetic_query, summary as synthetic_summary  # noqa: E402
 
 BENCH = "reads"
+MAX_TOKENS = 1000
 PREFIXES = ["", "Remind me: ", "Earlier we talked about this. ", "Quick question. ", "What did we say? ",
             "From last week: ", "Again: ", "Context please. "]
 
@@ -74,6 +81,7 @@ def stats(latencies: list[float]) -> dict:
     return {
         "requests": len(values),
         "p50_ms": ms(percentile(values, 50)),
+        "p95_ms": ms(percentile(values, 95)),
         "p99_ms": ms(percentile(values, 99)),
         "mean_ms": ms(statistics.fmean(values)) if values else None,
         "max_ms": ms(values[-1]) if values else None,
@@ -96,7 +104,7 @@ class QueryPool:
         return out
 
 
-def make_chain(tenant: str, user: str, i: int, topic: str, text: str, entities: list[str]):
+def make_chain(tenant: str, user: str, i: int, topic: str, text: str, entities: list[str], events: int = 2):
     from athena_core.heat import compute_heat
     from athena_core.models.chains import Chain
     from athena_core.mtm.quality_gate import QualityScores
@@ -109,31 +117,63 @@ def make_chain(tenant: str, user: str, i: int, topic: str, text: str, entities: 
         chain_id=f"chn_{tenant}_{user}_{i}", tenant_id=tenant, user_id=user, agent_ids=["default"],
         topic=topic, subtopics=[], summary=text, entities=entities, quality=quality, intrinsic_importance=0.5,
         density=0.2, heat_score=heat.heat, heat_factors=heat, started_at=at, last_event_at=at + timedelta(minutes=5),
-        event_count=6, event_ids=[f"evt_{tenant}_{user}_{i}_{k}" for k in range(6)],
+        event_count=events, event_ids=[f"evt_{tenant}_{user}_{i}_{k}" for k in range(events)],
         metadata={"bench": BENCH, "topic_group": topic.split(":")[0]}, created_at=at, updated_at=at,
     )
 
 
-def seed_user(documents, vectors, tenant: str, user: str, n: int, pool: list[tuple[str, str, list[str]]],
-              pool_vectors: np.ndarray, rng: np.random.Generator, sigma: float) -> None:
-    from athena_core.models.scope import UserScope
+EVENT_LINES = ["I keep thinking about {t}: {s}", "Agreed. For {t}, the next step is {e}."]
 
+
+def make_events(chain, text: str, entities: list[str]):
+    from athena_core.models.events import Event, EventRole, EventStatus, EventType
+
+    topic = chain.topic
+    return [
+        Event(event_id=event_id, tenant_id=chain.tenant_id, user_id=chain.user_id, agent_id="default",
+              session_id="ses_bench", role=EventRole.user if k % 2 == 0 else EventRole.agent,
+              type=EventType.message,
+              content=EVENT_LINES[k % 2].format(t=topic, s=text, e=", ".join(entities) or "to write it down"),
+              timestamp=chain.started_at + timedelta(minutes=k), received_at=chain.started_at,
+              status=EventStatus.consolidated, chain_id=chain.chain_id)
+        for k, event_id in enumerate(chain.event_ids)
+    ]
+
+
+def seed_user(stores, tenant: str, user: str, n: int, pool: list[tuple[str, str, list[str]]],
+              pool_vectors: np.ndarray, rng: np.random.Generator, sigma: float, events_per_chain: int) -> None:
+    from athena_core.models.scope import UserScope
+    from athena_core.stores.ports import LexicalDoc
+
+    documents, vectors, event_vectors, lexical = stores
     scope = UserScope(tenant_id=tenant, user_id=user)
     batch = 5000
-    for start in range(0, n, batch):
-        stop = min(n, start + batch)
-        ids, vecs = [], []
-        for i in range(start, stop):
-            topic, text, entities = pool[i % len(pool)]
-            chain = make_chain(tenant, user, i, topic, text, entities)
-            documents.upsert_chain(chain)
-            ids.append(chain.chain_id)
-            vecs.append(pool_vectors[i % len(pool)])
-        block = np.asarray(vecs, dtype=np.float32)
+
+    def noisy(block: np.ndarray) -> np.ndarray:
         if len(pool) < n:  # reused pool vectors get a little noise (see the module docstring)
             block = block + rng.normal(0.0, sigma, block.shape).astype(np.float32)
             block /= np.linalg.norm(block, axis=1, keepdims=True)
-        vectors.upsert_many(scope, ids, block)
+        return block
+
+    for start in range(0, n, batch):
+        stop = min(n, start + batch)
+        ids, vecs, events, event_vecs, docs = [], [], [], [], []
+        for i in range(start, stop):
+            topic, text, entities = pool[i % len(pool)]
+            chain = make_chain(tenant, user, i, topic, text, entities, events_per_chain)
+            documents.upsert_chain(chain)
+            ids.append(chain.chain_id)
+            vecs.append(pool_vectors[i % len(pool)])
+            chain_events = make_events(chain, text, entities)
+            events += chain_events
+            event_vecs += [pool_vectors[i % len(pool)]] * len(chain_events)
+            docs += [LexicalDoc(chain.chain_id, "chain", chain.search_text)]
+            docs += [LexicalDoc(e.event_id, "event", e.content) for e in chain_events]
+        vectors.upsert_many(scope, ids, noisy(np.asarray(vecs, dtype=np.float32)))
+        if events:
+            documents.append_events(events)
+            event_vectors.upsert_many(scope, [e.event_id for e in events], noisy(np.asarray(event_vecs, dtype=np.float32)))
+        lexical.upsert(scope, docs)
 
 
 def timed(fn, queries: list[str]) -> list[float]:
@@ -152,6 +192,9 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
     from athena_core.models.scope import UserScope
     from athena_core.mtm.recall import MemoryReader
     from athena_core.providers.factory import build_embedder
+    from athena_core.retrieval.hybrid_search import HybridSearch
+    from athena_core.runtime import build_graph
+    from athena_core.stores.sqlite_lexical import SqliteLexical
     from athena_core.settings import Settings
     from athena_core.stack import Stack
     from athena_core.stores.sqlite_documents import SqliteDocuments
@@ -185,17 +228,22 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
 
     documents = SqliteDocuments(settings.sqlite_path)
     vectors = SqliteVectors(data_dir / "vectors.sqlite3", embedder.dimension, model_name=embedder.model_name)
+    event_vectors = SqliteVectors(data_dir / "event_vectors.sqlite3", embedder.dimension,
+                                  model_name=embedder.model_name)
+    lexical = SqliteLexical(data_dir / "lexical.sqlite3")
+    stores = (documents, vectors, event_vectors, lexical)
     nrng = np.random.default_rng(args.seed)
     seed_info = {}
     for n in args.sizes:
         t0 = time.perf_counter()
         tenant = f"reads-{n}"
-        seed_user(documents, vectors, tenant, "u0", n, pool, pool_vectors, nrng, args.noise_sigma)
-        seed_user(documents, vectors, tenant, "u1", args.noise, pool, pool_vectors, nrng, args.noise_sigma)
+        seed_user(stores, tenant, "u0", n, pool, pool_vectors, nrng, args.noise_sigma, args.events_per_chain)
+        seed_user(stores, tenant, "u1", args.noise, pool, pool_vectors, nrng, args.noise_sigma, args.events_per_chain)
         seed_info[n] = round(time.perf_counter() - t0, 2)
         log(f"[reads] seeded {n} chains (+{args.noise} noise) in {seed_info[n]} s")
     for k in range(2):
-        seed_user(documents, vectors, f"reads-other-{k}", "u0", args.noise, pool, pool_vectors, nrng, args.noise_sigma)
+        seed_user(stores, f"reads-other-{k}", "u0", args.noise, pool, pool_vectors, nrng, args.noise_sigma,
+                  args.events_per_chain)
 
     # -- 2. API ---------------------------------------------------------------------------------------
     stack = Stack(settings=settings, with_beat=False, extra_env={
@@ -203,12 +251,17 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
         "ATHENA_LLM_PROVIDER": "offline", "ATHENA_EMBEDDING_PROVIDER": "local", "ATHENA_VECTOR_STORE": "sqlite",
         **omp_env})
     reader = MemoryReader(documents, vectors, embedder, settings)
+    graph = build_graph(settings)
+    hybrid = HybridSearch(reader, event_vectors, lexical, graph, settings)
+    dense_only = HybridSearch(reader, event_vectors, lexical, graph, settings.model_copy(update={
+        "search_weight_lexical": 0.0, "search_weight_graph": 0.0}))
     try:
         stack.start_redis()
         stack.start_api()
         stack.wait_for_api(90.0)
         with httpx.Client(base_url=stack.base_url, timeout=120.0, trust_env=False) as client:
-            per_route: dict[str, dict[int, dict]] = {"search_direct": {}, "search_http": {}, "context_http": {}}
+            per_route: dict[str, dict[int, dict]] = {"dense_direct": {}, "search_direct": {}, "search_http": {},
+                                                     "context_http": {}}
             for n in args.sizes:
                 tenant = f"reads-{n}"
                 scope = UserScope(tenant_id=tenant, user_id="u0")
@@ -216,11 +269,17 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                 r.raise_for_status()
                 sid = r.json()["session_id"]
 
+                def dense(q: str) -> None:
+                    if not dense_only.search(scope, q, utc_now(), limit=50, max_tokens=MAX_TOKENS):
+                        raise RuntimeError("dense-only search found nothing")
+
                 def direct(q: str) -> None:
-                    reader.search(scope, q, 5, utc_now())
+                    if not hybrid.search(scope, q, utc_now(), limit=50, max_tokens=MAX_TOKENS):
+                        raise RuntimeError("hybrid search found nothing")
 
                 def search_http(q: str) -> None:
-                    resp = client.post(f"/api/v1/sessions/{sid}/context/search", json={"query": q, "limit": 5})
+                    resp = client.post(f"/api/v1/sessions/{sid}/context/search",
+                                       json={"query": q, "max_tokens": MAX_TOKENS})
                     if resp.status_code != 200 or not resp.json():
                         raise RuntimeError(f"SearchMemory answered {resp.status_code}: {resp.text[:200]}")
 
@@ -231,28 +290,35 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
 
                 # first requests (cold user matrix; the API's first one also loads its embedder)
                 first = {name: ms(timed(fn, queries.take(1))[0])
-                         for name, fn in (("search_direct", direct), ("search_http", search_http),
-                                          ("context_http", context_http))}
-                for fn in (direct, search_http, context_http):
+                         for name, fn in (("dense_direct", dense), ("search_direct", direct),
+                                          ("search_http", search_http), ("context_http", context_http))}
+                for fn in (dense, direct, search_http, context_http):
                     timed(fn, queries.take(args.warmup))
                 search_queries = queries.take(args.queries)
                 load_before = load_avg()
                 results = {
+                    "dense_direct": timed(dense, search_queries),
                     "search_direct": timed(direct, search_queries),
                     "search_http": timed(search_http, search_queries),
                     "context_http": timed(context_http, queries.take(args.queries)),
                 }
                 load_after = load_avg()
                 direct_p50 = percentile(sorted(results["search_direct"]), 50)
+                dense_p50 = percentile(sorted(results["dense_direct"]), 50)
                 for name, latencies in results.items():
                     route, transport = name.split("_")
                     record = {
                         "bench": BENCH,
-                        "route": {"search": "SearchMemory", "context": "GetContext"}[route],
+                        "route": {"search": "SearchMemory", "context": "GetContext", "dense": "SearchMemory"}[route],
+                        "retrieval": "dense-only" if route == "dense" else "hybrid",
                         "transport": transport,
                         "chains": n,
+                        "events_per_chain": args.events_per_chain,
+                        "max_tokens": MAX_TOKENS if route != "context" else None,
                         **stats(latencies),
                         "first_request_ms": first[name],
+                        "baseline_dense_direct_p50_ms": ms(dense_p50),
+                        "ratio_hybrid_to_dense": round(direct_p50 / dense_p50, 3) if name == "search_direct" else None,
                         "baseline_direct_p50_ms": ms(direct_p50),
                         "ratio_http_to_direct": (round(percentile(sorted(latencies), 50) / direct_p50, 3)
                                                  if transport == "http" else 1.0),
@@ -272,6 +338,9 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
         stack.stop()
         documents.close()
         vectors.close()
+        event_vectors.close()
+        lexical.close()
+        graph.close()
         if env_backup is not None:
             os.environ["ATHENA_REDIS_URL"] = env_backup
 
@@ -296,6 +365,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--queries", type=int, default=None, help="timed requests per route and size (100; quick 30)")
     p.add_argument("--warmup", type=int, default=None, help="untimed requests per route and size (5; quick 3)")
     p.add_argument("--pool", type=int, default=None, help="distinct summaries embedded (2000; quick 200)")
+    p.add_argument("--events-per-chain", type=int, default=2, help="consolidated events seeded per chain")
     p.add_argument("--noise", type=int, default=1000, help="chains of each noise user (3 noise users)")
     p.add_argument("--noise-sigma", type=float, default=0.01)
     p.add_argument("--omp-threads", type=int, default=None,

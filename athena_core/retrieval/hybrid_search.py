@@ -133,11 +133,14 @@ class HybridSearch:
               with_facts: bool) -> tuple[list[_Candidate], dict[str, Chain]]:
         s = self.settings
         n = s.search_candidates
-        vector = self.embedder.embed([query])[0]
-        event_dense = self.event_vectors.search(scope, vector, n)
-        chain_dense = self.chain_vectors.search(scope, vector, n)
-        event_lexical = self.lexical.search(scope, query, "event", n)
-        chain_lexical = self.lexical.search(scope, query, "chain", n)
+        event_dense, chain_dense, event_lexical, chain_lexical = [], [], [], []  # a weight ≤ 0 switches one off
+        if s.search_weight_dense > 0:
+            vector = self.embedder.embed([query])[0]
+            event_dense = self.event_vectors.search(scope, vector, n)
+            chain_dense = self.chain_vectors.search(scope, vector, n)
+        if s.search_weight_lexical > 0:
+            event_lexical = self.lexical.search(scope, query, "event", n)
+            chain_lexical = self.lexical.search(scope, query, "chain", n)
         cosine = {h.chain_id: h.similarity for h in event_dense}  # VectorHit's id field holds the event id
         chain_cosine = {h.chain_id: h.similarity for h in chain_dense}
 

@@ -1,0 +1,97 @@
+"""One contract suite for every LexicalIndex adapter (issue 7; SPEC S1, S7.4).
+
+Runs on SQLite FTS5 (a temporary file) and on a MongoDB server when ATHENA_TEST_MONGO_URL is set.
+mongomock does not implement `$text`, so unlike the document store there is no mongomock run here.
+"""
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from athena_core.models.scope import UserScope
+from athena_core.stores.ports import LexicalDoc, LexicalIndex
+from athena_core.stores.sqlite_lexical import SqliteLexical
+
+MONGO_URL = os.environ.get("ATHENA_TEST_MONGO_URL")
+
+
+@pytest.fixture(params=["sqlite", "mongo"])
+def index(request, tmp_path) -> Iterator[LexicalIndex]:
+    if request.param == "sqlite":
+        adapter: LexicalIndex = SqliteLexical(tmp_path / "lexical.sqlite3")
+    else:
+        if not MONGO_URL:
+            pytest.skip("ATHENA_TEST_MONGO_URL not set (no MongoDB server here)")
+        from athena_core.stores.mongo_lexical import MongoLexical
+
+        adapter = MongoLexical.connect(MONGO_URL, f"athena_test_{uuid.uuid4().hex[:8]}")
+    yield adapter
+    if request.param == "mongo":
+        adapter.docs.database.client.drop_database(adapter.docs.database.name)
+    adapter.close()
+
+
+def _scope(tenant: str | None = None, user: str = "u1") -> UserScope:
+    return UserScope(tenant_id=tenant or f"t-{uuid.uuid4().hex[:8]}", user_id=user)
+
+
+DOCS = [
+    LexicalDoc("e1", "event", "My new manager Ottoline wants the budget spreadsheet by Friday."),
+    LexicalDoc("e2", "event", "We went hiking in the Dolomites last summer."),
+    LexicalDoc("e3", "event", "The budget for the kitchen renovation is tight."),
+    LexicalDoc("c1", "chain", "Planning the quarterly budget with the new manager."),
+]
+
+
+def test_a_rare_name_ranks_its_event_first_and_kinds_are_kept_apart(index: LexicalIndex) -> None:
+    scope = _scope()
+    index.upsert(scope, DOCS)
+    assert index.search(scope, "What did Ottoline want?", "event", 10)[0] == "e1"
+    assert set(index.search(scope, "budget", "event", 10)) == {"e1", "e3"}
+    assert index.search(scope, "budget", "chain", 10) == ["c1"]
+    assert index.search(scope, "hikes", "event", 10) == ["e2"]  # stemming: hikes ~ hiking
+    assert index.search(scope, "the and of", "event", 10) == []  # nothing but stop words
+    assert index.search(scope, "budget", "event", 1) in (["e1"], ["e3"])
+    assert index.count(scope) == 4
+
+
+def test_upsert_replaces_and_is_idempotent(index: LexicalIndex) -> None:
+    scope = _scope()
+    index.upsert(scope, DOCS)
+    index.upsert(scope, DOCS)
+    index.upsert(scope, [LexicalDoc("e2", "event", "A quiet weekend reading at home.")])
+    assert index.count(scope) == 4
+    assert index.search(scope, "hiking", "event", 10) == []
+    assert index.search(scope, "reading weekend", "event", 10) == ["e2"]
+
+
+def test_tenants_and_users_are_walled_off(index: LexicalIndex) -> None:
+    mine, same_user_other_tenant, other_user = _scope(), _scope(user="u1"), None
+    other_user = UserScope(tenant_id=mine.tenant_id, user_id="u2")
+    index.upsert(mine, DOCS)
+    index.upsert(same_user_other_tenant, [LexicalDoc("x1", "event", "Ottoline again, in another tenant")])
+    assert index.search(mine, "Ottoline", "event", 10) == ["e1"]
+    assert index.search(same_user_other_tenant, "Ottoline", "event", 10) == ["x1"]
+    assert index.search(other_user, "Ottoline", "event", 10) == []
+
+
+def test_delete_and_delete_user(index: LexicalIndex) -> None:
+    scope, other = _scope(), _scope()
+    index.upsert(scope, DOCS)
+    index.upsert(other, DOCS)
+    assert index.delete(scope, "event", ["e1", "missing"]) == 1
+    assert index.search(scope, "Ottoline", "event", 10) == []
+    assert index.delete(scope, "chain", ["e3"]) == 0  # kind matters
+    assert index.delete_user(scope) == 3
+    assert index.count(scope) == 0 and index.count(other) == 4
+    assert index.search(other, "Ottoline", "event", 10) == ["e1"]
+
+
+def test_queries_with_fts_syntax_characters_are_plain_words(index: LexicalIndex) -> None:
+    scope = _scope()
+    index.upsert(scope, DOCS)
+    assert index.search(scope, 'budget" OR scope : * NEAR(', "event", 10)
+    assert index.search(scope, "", "event", 10) == []
