@@ -45,7 +45,8 @@ def run() -> None:
 def demo(wait_s: float = typer.Option(60.0, help="How long to wait for the pipeline to consolidate.")) -> None:
     """Start the stack, replay the bundled conversation over HTTP, print what each tier holds, stop."""
     from athena_core.client import AthenaClient
-    from athena_core.demo import load_sample, render, replay, wait_for_facts, wait_for_pipeline
+    from athena_core.demo import (DEMO_QUESTIONS, load_sample, render, render_search, replay, wait_for_facts,
+                                  wait_for_pipeline)
     from athena_core.stack import Stack
 
     logging.basicConfig(level=logging.WARNING)
@@ -60,6 +61,8 @@ def demo(wait_s: float = typer.Option(60.0, help="How long to wait for the pipel
             typer.echo(f"Pipeline done, {pending} events still pending." if pending else "Pipeline done: every event consolidated.")
             context = wait_for_facts(client, session_ids[-1], timeout_s=30)
             typer.echo(render(context))
+            for question in DEMO_QUESTIONS:
+                typer.echo(render_search(question, client.search_memory(session_ids[-1], question, max_tokens=200)))
 
 
 eval_app = typer.Typer(help="Retrieval-quality evaluations (SPEC S9).", no_args_is_help=True)

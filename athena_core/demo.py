@@ -75,3 +75,14 @@ def render(context: dict) -> str:
     for line in context["user_persona"]:
         lines.append(f"  - {line}")
     return "\n".join(lines)
+
+
+DEMO_QUESTIONS = ("Which client wants the payments service under 50 ms?", "When did I decide to use pgx?")
+
+
+def render_search(question: str, hits: list[dict]) -> str:
+    """SearchMemory's answer as the demo prints it: each result's kind, the retrievers that found it, text."""
+    lines = [f"SearchMemory {question!r} (max_tokens 200): {len(hits)} results"]
+    for hit in hits:
+        lines.append(f"  - {hit['source_type']:5} via {'+'.join(hit['retrievers']):24} {hit['content'][:150]}")
+    return "\n".join(lines)

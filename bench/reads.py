@@ -26,8 +26,8 @@
    - SearchMemory over HTTP (`POST /context/search`, max_tokens 1000) and GetContext over HTTP
      (`GET /context?query=...&pages=5`, hybrid chain ranking).
    Every request uses a query text not used before in that process, so the embedding cache never hides
-   the model call (the same list is used for the baseline and for HTTP SearchMemory: each process
-   embeds it once).
+   the model call (dense-only and hybrid in this process get different lists; HTTP SearchMemory reuses
+   the hybrid list, embedded once in the API process).
 
 `--omp-threads 1` sets OMP_NUM_THREADS for this process and the API (default: unset, as shipped). On a
 loaded 2-core machine torch's default of one intra-op thread per core made a single-query embedding ~30x
@@ -297,7 +297,8 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                 search_queries = queries.take(args.queries)
                 load_before = load_avg()
                 results = {
-                    "dense_direct": timed(dense, search_queries),
+                    # each in-process route its own fresh queries: one shared embedding cache in this process
+                    "dense_direct": timed(dense, queries.take(args.queries)),
                     "search_direct": timed(direct, search_queries),
                     "search_http": timed(search_http, search_queries),
                     "context_http": timed(context_http, queries.take(args.queries)),

@@ -17,7 +17,7 @@ answer "when". Results are sorted by fused score, deduplicated and packed into `
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
@@ -64,9 +64,11 @@ class SearchHit(BaseModel):
 
 @dataclass
 class _Candidate:
+    """A result before packing. Built with `model_construct` (trusted fields, no validation): a search
+    scores a few hundred candidates and returns tens; FastAPI validates what is returned."""
+
     hit: SearchHit
     chain_id: str | None = None
-    facts: list[Fact] = field(default_factory=list)
 
 
 # ------------------------------------------------------------------------------------------ rendering
@@ -166,19 +168,19 @@ class HybridSearch:
         candidates: list[_Candidate] = []
         for fused in chain_fused:
             chain = chains[fused.key]
-            candidates.append(_Candidate(SearchHit(
+            candidates.append(_Candidate(SearchHit.model_construct(
                 content=render_chain(chain), similarity_score=_round(chain_cosine.get(chain.chain_id)),
                 score=s.search_weight_chain * fused.score, source_type="chain", source_id=chain.chain_id,
-                timestamp=chain.last_event_at, time_span=TimeSpan(start=chain.started_at, end=chain.last_event_at),
+                timestamp=chain.last_event_at, time_span=TimeSpan.model_construct(start=chain.started_at, end=chain.last_event_at),
                 retrievers=fused.retrievers, chain_id=chain.chain_id, topic=chain.topic), chain.chain_id))
         for event_id, (score, retrievers) in event_scores.items():
             event = events[event_id]
             context = chain_rank.get(event.chain_id)
             score += rank_bonus(context, s.search_weight_chain, k) if context else 0.0
-            candidates.append(_Candidate(SearchHit(
+            candidates.append(_Candidate(SearchHit.model_construct(
                 content=render_event(event), similarity_score=_round(cosine.get(event.event_id)), score=score,
                 source_type="event", source_id=event.event_id, timestamp=event.timestamp,
-                time_span=TimeSpan(start=event.timestamp, end=event.timestamp), retrievers=retrievers,
+                time_span=TimeSpan.model_construct(start=event.timestamp, end=event.timestamp), retrievers=retrievers,
                 chain_id=event.chain_id, topic=chains[event.chain_id].topic, role=event.role.value), event.chain_id))
         if with_facts and self.facts is not None and s.search_weight_graph > 0:
             top_entities = [e for f in chain_fused[:3] for e in chains[f.key].entities]
@@ -196,7 +198,8 @@ class HybridSearch:
         share = self.settings.search_weight_neighbour
         if share <= 0 or not fused:
             return scores
-        position = {c.chain_id: {e: i for i, e in enumerate(c.event_ids)} for c in chains.values()}
+        wanted = {events[f.key].chain_id for f in fused}
+        position = {c: {e: i for i, e in enumerate(chains[c].event_ids)} for c in wanted}
         lent: dict[str, float] = defaultdict(float)
         for f in fused:
             chain = chains[events[f.key].chain_id]
@@ -232,11 +235,11 @@ class HybridSearch:
         labels = fact_timeline(list(history.values()))
         out = []
         for rank, fact in enumerate(history.values(), start=1):
-            out.append(_Candidate(SearchHit(
+            out.append(_Candidate(SearchHit.model_construct(
                 content=render_fact(fact, labels.get(fact.edge_id)), similarity_score=None,
                 score=rank_bonus(rank, self.settings.search_weight_graph, self.settings.search_rrf_k),
                 source_type="fact", source_id=fact.edge_id, timestamp=fact.valid_at,
-                time_span=TimeSpan(start=fact.first_valid_at, end=fact.valid_at), retrievers=["graph"]), None, [fact]))
+                time_span=TimeSpan.model_construct(start=fact.first_valid_at, end=fact.valid_at), retrievers=["graph"])))
         return out
 
     def _apply_time_cues(self, candidates: list[_Candidate], cues: TimeCues) -> None:

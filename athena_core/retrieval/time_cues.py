@@ -112,9 +112,12 @@ def parse_time_cues(query: str, now: datetime) -> TimeCues:
     return TimeCues(window=window, order=order, asks_when=bool(_WHEN.search(text)))
 
 
+_MONTH_NAMES = tuple(calendar.month_name)
+
+
 def render_date(at: datetime) -> str:
     """"8 May 2023": the date as evidence text shows it (numbers and month names survive any tokenizer)."""
-    return f"{at.day} {calendar.month_name[at.month]} {at.year}"
+    return f"{at.day} {_MONTH_NAMES[at.month]} {at.year}"
 
 
 def render_span(start: datetime, end: datetime) -> str:

@@ -145,7 +145,9 @@ class SqliteDocuments(SqliteAdapter):
         if not event_ids:
             return []
         rows = self._conn().execute(
-            f"SELECT {EVENT_COLUMNS} FROM events WHERE tenant_id = ? AND user_id = ? "
+            # '+' keeps the planner on the primary key (as in get_chains): the scope index would read every
+            # event of the user (hybrid search asks for ~200 ids: 20 ms at 20k events vs under 1 ms)
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE +tenant_id = ? AND +user_id = ? "
             f"AND event_id IN ({_placeholders(event_ids)}) ORDER BY timestamp, event_id",
             (scope.tenant_id, scope.user_id, *event_ids),
         )

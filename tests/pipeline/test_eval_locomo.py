@@ -82,6 +82,17 @@ def test_answer_word_recall_uses_only_the_returned_text():
     assert metrics["returned_tokens@1"] == scoring.approx_tokens(chain.text)
 
 
+def test_per_budget_answers_score_each_budget_from_its_own_call():
+    question = q(["D1:1", "D1:2"], answer="sunrise")
+    small = [Result("[1 May] sunrise", ("D1:1",))]
+    large = [Result("nothing here", ("D1:2",)), Result("[1 May] sunrise", ("D1:1",))]
+    metrics = scoring.score_question_by_budget(question, {100: small, 1000: large}, ks=(1,))
+    assert metrics["turn_recall@100tok"] == 0.5 and metrics["answer_recall@100tok"] == 1.0
+    assert metrics["turn_recall@1000tok"] == 1.0
+    assert metrics["turn_recall@1"] == 0.5 and metrics["answer_recall@1"] == 0.0  # ranks from the largest call
+    assert list(metrics) == scoring.metric_names((1,), (100, 1000))
+
+
 def test_aggregate_splits_categories_and_keeps_adversarial_out_of_overall():
     scored = [(1, {"m": 1.0, "a": None}), (4, {"m": 0.0, "a": 0.5}), (4, {"m": 0.5, "a": 1.0}),
               (5, {"m": 1.0, "a": 1.0})]
@@ -144,6 +155,8 @@ def test_harness_end_to_end_on_two_conversations(tmp_path):
     returned = [r for row in report["questions"] for r in row["systems"]["athena"]["returned"]]
     assert returned and any(r["turns"] for r in returned) and any(r["evidence"] for r in returned)
     assert all(t.startswith("D") for r in returned for t in r["evidence"])
+    assert all(r["turns"] <= 1 for r in returned)  # an event stands for its turn; summaries and facts for none
+    assert report["athena_results"][0]["budget"] == 500 and report["athena_results"][0]["found_by"]
     bm25 = [r for row in report["questions"] for r in row["systems"]["bm25"]["returned"]]
     assert all(r["turns"] == 1 and r["id"].startswith("D") for r in bm25)
 

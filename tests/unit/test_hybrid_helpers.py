@@ -1,0 +1,48 @@
+"""Pure parts of hybrid search (issue 7): fact timelines, evidence rendering, the light term check."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from athena_core.ltm.ontology import Fact, GraphNode
+from athena_core.retrieval.hybrid_search import fact_timeline, render_fact, shares_a_term
+from athena_core.retrieval.lexical_terms import search_terms
+
+
+def at(month: int, day: int) -> datetime:
+    return datetime(2025, month, day, tzinfo=timezone.utc)
+
+
+def node(node_id: str, name: str, label: str = "Projects") -> GraphNode:
+    return GraphNode(key=f"t:u:{node_id}", id=node_id, label=label, name=name)
+
+
+def fact(edge_id: str, obj: str, first: datetime, last: datetime, relation: str = "WORKS_ON") -> Fact:
+    return Fact(edge_id=edge_id, subject=node("user", "user", "Identities"), relation=relation,
+                object=node(obj, obj.replace("_", " ")), weight=1, confidence=0.8, heat_score=0.5,
+                context_nuance="", valid_at=last, first_valid_at=first, first_seen=first, last_seen=last)
+
+
+def test_a_relation_with_several_values_gets_its_initial_and_current_one() -> None:
+    apollo = fact("e1", "apollo", at(1, 6), at(2, 1))
+    zephyr = fact("e2", "zephyr", at(3, 10), at(3, 12))
+    middle = fact("e3", "hermes", at(2, 2), at(2, 20))
+    other = fact("e4", "go", at(1, 1), at(5, 1), relation="USES")  # one value: no label
+    assert fact_timeline([zephyr, apollo, middle, other]) == {"e1": "initially", "e2": "currently"}
+    assert fact_timeline([apollo, fact("e5", "apollo", at(4, 1), at(4, 2))]) == {}  # same value twice
+
+
+def test_facts_render_with_their_span_and_label() -> None:
+    assert render_fact(fact("e1", "apollo", at(1, 6), at(3, 1)), "initially") == \
+        "[6 January 2025 – 1 March 2025] initially: user works on apollo"
+    assert render_fact(fact("e2", "zephyr", at(3, 10), at(3, 10)), None) == "[10 March 2025] user works on zephyr"
+
+
+def test_search_terms_drop_stop_and_question_words_but_keep_numbers() -> None:
+    assert search_terms("When did Ottoline move to Lisbon in 2023?") == ["ottoline", "move", "lisbon", "2023"]
+    assert search_terms("what is it") == []
+
+
+def test_shares_a_term_tolerates_plurals_and_tenses() -> None:
+    assert shares_a_term("user works on apollo project", ["projects"])
+    assert shares_a_term("user struggles with pgxpool settings", ["setting"])
+    assert not shares_a_term("user uses go", ["payments", "language"])
