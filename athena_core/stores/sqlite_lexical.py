@@ -76,9 +76,12 @@ class SqliteLexical(SqliteAdapter):
         if not terms or limit <= 0:
             return []
         expression = f'scope : "{scope_token(scope, kind)}" AND body : (' + " OR ".join(f'"{t}"' for t in terms) + ")"
-        rows = self._conn().execute(
-            "SELECT d.doc_id FROM lexical_fts JOIN lexical_docs d ON d.id = lexical_fts.rowid "
-            "WHERE lexical_fts MATCH ? ORDER BY bm25(lexical_fts, 1.0, 0.0) LIMIT ?",
+        conn = self._conn()
+        # rank first, join after: the inner query touches only the FTS index; the join reads `limit` rows
+        rows = conn.execute(
+            "SELECT d.doc_id FROM (SELECT rowid AS id, bm25(lexical_fts, 1.0, 0.0) AS score FROM lexical_fts "
+            "WHERE lexical_fts MATCH ? ORDER BY score LIMIT ?) AS best JOIN lexical_docs d ON d.id = best.id "
+            "ORDER BY best.score",
             (expression, limit),
         ).fetchall()
         return [r[0] for r in rows]
