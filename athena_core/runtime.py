@@ -60,7 +60,7 @@ def build_lexical(settings: Settings) -> LexicalIndex:
         return MongoLexical.connect(settings.mongo_url, settings.mongo_database)
     from athena_core.stores.sqlite_lexical import SqliteLexical
 
-    return SqliteLexical(settings.data_dir / "lexical.sqlite3")
+    return SqliteLexical(settings.data_dir / "lexical.sqlite3", max_df=settings.search_lexical_max_df)
 
 
 def build_graph(settings: Settings) -> "GraphStore":

@@ -105,6 +105,7 @@ class Settings(BaseSettings):
     search_weight_time: float = 1.0  # time cues: window bonus, earliest/latest re-rank
     search_time_rerank: int = 20  # best candidates re-ranked by time for "first" / "currently"
     search_candidates: int = 100  # per retriever
+    search_lexical_max_df: int = 5000  # FTS5: query terms in more of the user's texts are dropped (0 = keep all)
     search_summaries: int = 3  # top chains whose summary is returned beside their events
     search_max_results: int = 50  # results when `max_tokens` is given without `limit`
     search_max_tokens: int = 32_000  # the largest `max_tokens` a request may ask for

@@ -230,7 +230,7 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
     vectors = SqliteVectors(data_dir / "vectors.sqlite3", embedder.dimension, model_name=embedder.model_name)
     event_vectors = SqliteVectors(data_dir / "event_vectors.sqlite3", embedder.dimension,
                                   model_name=embedder.model_name)
-    lexical = SqliteLexical(data_dir / "lexical.sqlite3")
+    lexical = SqliteLexical(data_dir / "lexical.sqlite3", max_df=settings.search_lexical_max_df)
     stores = (documents, vectors, event_vectors, lexical)
     nrng = np.random.default_rng(args.seed)
     seed_info = {}

@@ -36,8 +36,9 @@ class SqliteLexical(SqliteAdapter):
     engine = "sqlite-fts5"
     schema = SCHEMA
 
-    def __init__(self, path: Path | str, synchronous: str = "NORMAL") -> None:
+    def __init__(self, path: Path | str, synchronous: str = "NORMAL", max_df: int = 5000) -> None:
         super().__init__(path, synchronous)
+        self.max_df = max_df
 
     def upsert(self, scope: UserScope, docs: list[LexicalDoc]) -> None:
         if not docs:
@@ -71,12 +72,31 @@ class SqliteLexical(SqliteAdapter):
         with self._write() as conn:
             return self._delete_rows(conn, "tenant_id = ? AND user_id = ?", (scope.tenant_id, scope.user_id))
 
+    def _document_frequency(self, conn, token: str, term: str) -> int:
+        """How many of the scope's docs hold `term`, counted up to `max_df` + 1 (cheap for rare terms)."""
+        return conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM lexical_fts WHERE lexical_fts MATCH ? LIMIT ?)",
+            (f'scope : "{token}" AND body : "{term}"', self.max_df + 1),
+        ).fetchone()[0]
+
+    def _informative(self, conn, token: str, terms: list[str]) -> list[str]:
+        """Terms found in more than `max_df` of the scope's docs weigh little in BM25 but make FTS5 score
+        every doc holding them (the cost of a search grows with them): they are dropped, unless all terms
+        are that common, then the two rarest stay."""
+        if self.max_df <= 0 or len(terms) < 2:
+            return terms
+        df = {t: self._document_frequency(conn, token, t) for t in terms}
+        rare = [t for t in terms if df[t] <= self.max_df]
+        return rare or sorted(terms, key=lambda t: df[t])[:2]
+
     def search(self, scope: UserScope, query: str, kind: str, limit: int) -> list[str]:
         terms = search_terms(query)
         if not terms or limit <= 0:
             return []
-        expression = f'scope : "{scope_token(scope, kind)}" AND body : (' + " OR ".join(f'"{t}"' for t in terms) + ")"
         conn = self._conn()
+        token = scope_token(scope, kind)
+        terms = [t for t in self._informative(conn, token, terms) if t]
+        expression = f'scope : "{token}" AND body : (' + " OR ".join(f'"{t}"' for t in terms) + ")"
         # rank first, join after: the inner query touches only the FTS index; the join reads `limit` rows
         rows = conn.execute(
             "SELECT d.doc_id FROM (SELECT rowid AS id, bm25(lexical_fts, 1.0, 0.0) AS score FROM lexical_fts "

@@ -95,3 +95,16 @@ def test_queries_with_fts_syntax_characters_are_plain_words(index: LexicalIndex)
     index.upsert(scope, DOCS)
     assert index.search(scope, 'budget" OR scope : * NEAR(', "event", 10)
     assert index.search(scope, "", "event", 10) == []
+
+
+def test_words_in_too_many_texts_are_dropped_unless_all_are_common(tmp_path) -> None:
+    index = SqliteLexical(tmp_path / "df.sqlite3", max_df=3)
+    scope = _scope()
+    index.upsert(scope, [LexicalDoc(f"c{i}", "event", f"common filler words number {i}") for i in range(10)] +
+                 [LexicalDoc("r1", "event", "common words and the rare zeppelin")])
+    # "common" is in 11 texts (> 3): only "zeppelin" decides, so the filler texts do not come back
+    assert index.search(scope, "common zeppelin", "event", 20) == ["r1"]
+    # every term common: the two rarest stay and still find texts
+    assert len(index.search(scope, "common filler", "event", 20)) == 11
+    unlimited = SqliteLexical(tmp_path / "df.sqlite3", max_df=0)
+    assert len(unlimited.search(scope, "common zeppelin", "event", 20)) == 11
