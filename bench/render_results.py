@@ -30,8 +30,9 @@ COLUMNS = {
     "pipeline": ["workers", "conversations", "events", "seconds", "events_per_s", "chains", "consolidated",
                  "pending_left", "errors", "warmup_seconds", "warm_children", "omp_threads", "load_avg_before",
                  "load_avg_after"],
-    "reads": ["route", "transport", "chains", "requests", "p50_ms", "p99_ms", "mean_ms", "first_request_ms",
-              "baseline_direct_p50_ms", "ratio_http_to_direct", "pool", "omp_threads", "load_avg_before"],
+    "reads": ["route", "retrieval", "transport", "chains", "requests", "p50_ms", "p95_ms", "p99_ms", "mean_ms",
+              "first_request_ms", "ratio_hybrid_to_dense", "baseline_direct_p50_ms", "ratio_http_to_direct", "pool",
+              "omp_threads", "load_avg_before"],
     "vector_search": ["engine", "n_user", "search_p50_ms", "search_p95_ms", "first_search_ms", "recall_at_10",
                       "bulk_insert_vps", "single_upsert_ops", "cold_open_s", "cold_first_search_ms", "load_avg_1m"],
     "graph_upsert": ["engine", "triples", "edges", "batched_triples_per_s", "per_triple_triples_per_s",
@@ -96,10 +97,12 @@ def plots(by_kind: dict[str, list[dict]], out_dir: Path) -> list[tuple[str, str]
     reads = by_kind.get("reads", [])
     if reads:
         fig, ax = plt.subplots(figsize=(7, 4.5))
-        series = sorted({(r["route"], r["transport"]) for r in reads})
+        def kind(r: dict) -> tuple[str, str]:  # older runs have no "retrieval" (they were dense-only)
+            return (f'{r["route"]} {r.get("retrieval", "dense-only")}', r["transport"])
+
+        series = sorted({kind(r) for r in reads})
         for route, transport in series:
-            rows = sorted((r for r in reads if (r["route"], r["transport"]) == (route, transport)),
-                          key=lambda r: r["chains"])
+            rows = sorted((r for r in reads if kind(r) == (route, transport)), key=lambda r: r["chains"])
             xs = [r["chains"] for r in rows]
             line, = ax.plot(xs, [r["p50_ms"] for r in rows], marker="o", label=f"{route} {transport} p50")
             ax.plot(xs, [r["p99_ms"] for r in rows], marker="x", linestyle="--", color=line.get_color(),
