@@ -106,7 +106,8 @@ class Settings(BaseSettings):
     search_time_rerank: int = 20  # best candidates re-ranked by time for "first" / "currently"
     search_candidates: int = 100  # per retriever
     search_lexical_max_df: int = 5000  # FTS5: query terms in more of the user's texts are dropped (0 = keep all)
-    search_summaries: int = 3  # top chains whose summary is returned beside their events
+    search_summaries: int = 3  # top chains whose summary may be returned (ranked by its own score)
+    search_pinned_summaries: int = 1  # of those, the top ones placed right before their chain's best event
     search_max_results: int = 50  # results when `max_tokens` is given without `limit`
     search_max_tokens: int = 32_000  # the largest `max_tokens` a request may ask for
 

@@ -105,6 +105,25 @@ def render_fact(fact: Fact, label: str | None) -> str:
     return f"[{span}] {label + ': ' if label else ''}{statement(fact)}"
 
 
+def pin_summaries(ranked: list[_Candidate], chain_ids: list[str]) -> list[_Candidate]:
+    """Move each given chain's summary right before the best-ranked event of that chain, so the topic
+    and its verbatim evidence are read together (a summary alone ranks below its own best events)."""
+    pinned = {c.chain_id: c for c in ranked if c.hit.source_type == "chain" and c.chain_id in chain_ids}
+    pinned_ids = set(pinned)
+    out: list[_Candidate] = []
+    for c in ranked:
+        if c.hit.source_type == "chain" and c.chain_id in pinned_ids:
+            if c.chain_id in pinned:  # not placed yet: no event of its chain came first
+                out.append(pinned.pop(c.chain_id))
+            continue
+        if c.hit.source_type == "event" and c.chain_id in pinned:
+            summary = pinned.pop(c.chain_id)
+            summary.hit.score = max(summary.hit.score, c.hit.score)
+            out.append(summary)
+        out.append(c)
+    return out
+
+
 def shares_a_term(text: str, terms: list[str]) -> bool:
     """A light lexical check: a query term (or its first 5 letters, for plurals and tenses) in the text."""
     words = set(search_terms(text, max_terms=10_000))
@@ -278,6 +297,7 @@ class HybridSearch:
         # summaries of the top chains only: beyond them, a chain is better shown by its own events
         top_chains = [c.chain_id for c in candidates if c.hit.source_type == "chain"][: self.settings.search_summaries]
         candidates = [c for c in candidates if c.hit.source_type != "chain" or c.chain_id in top_chains]
+        candidates = pin_summaries(candidates, top_chains[: self.settings.search_pinned_summaries])
         packed = pack_within_budget(candidates, text=lambda c: c.hit.content, key=lambda c: c.hit.source_id,
                                     max_tokens=max_tokens, max_items=limit)
         for c in packed:

@@ -4,7 +4,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from athena_core.ltm.ontology import Fact, GraphNode
-from athena_core.retrieval.hybrid_search import fact_timeline, render_fact, shares_a_term
+from athena_core.retrieval.hybrid_search import (SearchHit, TimeSpan, _Candidate, fact_timeline, pin_summaries,
+                                                 render_fact, shares_a_term)
 from athena_core.retrieval.lexical_terms import search_terms
 
 
@@ -46,3 +47,22 @@ def test_shares_a_term_tolerates_plurals_and_tenses() -> None:
     assert shares_a_term("user works on apollo project", ["projects"])
     assert shares_a_term("user struggles with pgxpool settings", ["setting"])
     assert not shares_a_term("user uses go", ["payments", "language"])
+
+
+def candidate(kind: str, source_id: str, chain_id: str, score: float) -> _Candidate:
+    span = TimeSpan(start=at(1, 1), end=at(1, 1))
+    return _Candidate(SearchHit(content=source_id, similarity_score=None, score=score, source_type=kind,
+                                source_id=source_id, timestamp=at(1, 1), time_span=span, retrievers=["dense"],
+                                chain_id=chain_id), chain_id)
+
+
+def test_a_pinned_summary_moves_right_before_its_chains_best_event() -> None:
+    ranked = [candidate("event", "e1", "A", 0.9), candidate("event", "e2", "B", 0.8),
+              candidate("event", "e3", "A", 0.7), candidate("chain", "B", "B", 0.3), candidate("chain", "A", "A", 0.2)]
+    out = pin_summaries(ranked, ["B"])
+    assert [c.hit.source_id for c in out] == ["e1", "B", "e2", "e3", "A"]
+    assert [c.hit.score for c in out] == sorted((c.hit.score for c in out), reverse=True)
+    # a summary ranked above all its chain's events stays where it is; nothing pinned → unchanged
+    first = [candidate("chain", "A", "A", 0.95), *ranked[:3]]
+    assert [c.hit.source_id for c in pin_summaries(first, ["A"])] == ["A", "e1", "e2", "e3"]
+    assert pin_summaries(ranked, []) == ranked
