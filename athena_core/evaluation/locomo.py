@@ -238,15 +238,15 @@ def wait_for_vectors(data_dir: Path, timeout_s: float, echo: Echo) -> dict:
     Reads the embedded SQLite stores read-only; with another vector store it cannot tell and returns at once.
     """
     # the embed step writes chain vectors, event vectors, then lexical docs: the last are the signal
-    documents, vectors = data_dir / "athena.sqlite3", data_dir / "lexical.sqlite3"
-    if not vectors.exists():
+    documents, lexical = data_dir / "athena.sqlite3", data_dir / "lexical.sqlite3"
+    if not lexical.exists():
         return {"chains_without_vector": None}
     start = time.monotonic()
     missing: set[str] = set()
     while True:
         try:
             d = sqlite3.connect(f"file:{documents}?mode=ro", uri=True)
-            v = sqlite3.connect(f"file:{vectors}?mode=ro", uri=True)
+            v = sqlite3.connect(f"file:{lexical}?mode=ro", uri=True)
             try:
                 active = {r[0] for r in d.execute(
                     "SELECT chain_id FROM chains WHERE tenant_id = ? AND status = 'active'", (TENANT,))}

@@ -66,11 +66,11 @@ class FactRetriever:
             limit=self.settings.graph_limit,
         )
 
-    def query_facts(self, scope: UserScope, query: str = "") -> list[Fact]:
+    def facts(self, scope: UserScope, query: str = "") -> list[FactView]:
         """The neighbourhood of the query's entities and of the user node."""
         matched = self.graph.match_nodes(scope, query_terms(query)) if query.strip() else []
         start = list(dict.fromkeys([*matched, USER_NODE_ID]))
-        return self._around(scope, start, self.settings.graph_depth)
+        return [view(f) for f in self._around(scope, start, self.settings.graph_depth)]
 
     def entity_facts(self, scope: UserScope, query: str, entities: list[str] = ()) -> list[Fact]:
         """The neighbourhood of the entities the query names, plus `entities` (names found elsewhere)."""
@@ -79,15 +79,12 @@ class FactRetriever:
         return self._around(scope, matched, self.settings.graph_depth) if matched else []
 
     def user_facts(self, scope: UserScope) -> list[Fact]:
+        """The user node's 1-hop neighbourhood (S6.4 order)."""
         return self._around(scope, [USER_NODE_ID], 1)
-
-    def facts(self, scope: UserScope, query: str = "") -> list[FactView]:
-        return [view(f) for f in self.query_facts(scope, query)]
 
     def persona(self, scope: UserScope) -> list[str]:
         """The user node's strongest direct edges as short statements."""
-        direct = [f for f in self._around(scope, [USER_NODE_ID], 1)
-                  if USER_NODE_ID in (f.subject.id, f.object.id)]
+        direct = [f for f in self.user_facts(scope) if USER_NODE_ID in (f.subject.id, f.object.id)]
         return [statement(f) for f in direct[: self.settings.persona_lines]]
 
     def graph_view(self, scope: UserScope, depth: int) -> dict:

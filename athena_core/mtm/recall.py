@@ -62,19 +62,13 @@ class MemoryReader:
         self.embedder = embedder
         self.settings = settings
 
-    def nearest(self, scope: UserScope, query: str, limit: int) -> list[tuple[Chain, float]]:
-        """The user's chains nearest to the query, most similar first (active chains have vectors)."""
-        hits = self.vectors.search(scope, self.embedder.embed([query])[0], limit)
-        chains = {c.chain_id: c for c in self.documents.get_chains(scope, [h.chain_id for h in hits])}
-        return [(chains[h.chain_id], h.similarity) for h in hits if h.chain_id in chains]
-
     def relevant_pages(self, scope: UserScope, query: str, pages: int, now: datetime,
-                       rank: "ChainRanker | None" = None) -> list[ChainPage]:
-        """Chains for a query (`rank`: hybrid search; default: nearest by cosine), else the most recent."""
+                       rank: "ChainRanker") -> list[ChainPage]:
+        """Chains for a query, in `rank`'s order (hybrid search), else the most recent ones."""
         if pages <= 0:
             return []
         if query.strip():
-            found = rank(scope, query, now, pages) if rank else self.nearest(scope, query, pages)
+            found = rank(scope, query, now, pages)
         else:
             found = [(c, None) for c in self.documents.recent_chains(scope, limit=pages)]
         self.access(scope, [c for c, _ in found], now)

@@ -6,7 +6,7 @@ tokenizer-free estimate that is stable across models; the evaluation counts toke
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -47,7 +47,3 @@ def pack_within_budget(
         seen_texts.add(body)
         used += size
     return packed
-
-
-def total_tokens(texts: Sequence[str]) -> int:
-    return sum(approx_tokens(t) for t in texts)

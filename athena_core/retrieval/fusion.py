@@ -2,8 +2,8 @@
 
 BM25 scores, cosines and graph weights live on different scales; RRF uses only ranks:
 ``score(d) = Σ_r weight_r / (k + rank_r(d))`` with rank starting at 1 (Cormack et al., 2009). A small
-``k`` trusts the top of each list more; the default (10) was chosen on held-out retrieval runs, see
-README "Retrieval". Each fused item remembers which retrievers found it.
+``k`` trusts the top of each list more; the default (10) was chosen on offline retrieval runs, see
+`docs/retrieval.md`. Each fused item remembers which retrievers found it.
 """
 from __future__ import annotations
 

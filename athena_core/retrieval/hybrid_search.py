@@ -30,6 +30,7 @@ from athena_core.models.chains import Chain, ChainStatus
 from athena_core.models.events import Event, EventStatus
 from athena_core.models.scope import UserScope
 from athena_core.mtm.recall import MemoryReader, matches_filter
+from athena_core.providers.offline_text import stem
 from athena_core.retrieval.budget import approx_tokens, pack_within_budget
 from athena_core.retrieval.fusion import Fused, rank_bonus, reciprocal_rank_fusion
 from athena_core.retrieval.lexical_terms import search_terms
@@ -125,10 +126,9 @@ def pin_summaries(ranked: list[_Candidate], chain_ids: list[str]) -> list[_Candi
 
 
 def shares_a_term(text: str, terms: list[str]) -> bool:
-    """A light lexical check: a query term (or its first 5 letters, for plurals and tenses) in the text."""
-    words = set(search_terms(text, max_terms=10_000))
-    stems = {w[:5] for w in words if len(w) >= 5}
-    return any(t in words or (len(t) >= 5 and t[:5] in stems) for t in terms)
+    """A light lexical check: a query term in the text, compared by stem (plurals and tenses meet)."""
+    stems = {stem(w) for w in search_terms(text, max_terms=10_000)}
+    return any(stem(t) in stems for t in terms)
 
 
 # ---------------------------------------------------------------------------------------------- search

@@ -95,7 +95,7 @@ class SqliteLexical(SqliteAdapter):
             return []
         conn = self._conn()
         token = scope_token(scope, kind)
-        terms = [t for t in self._informative(conn, token, terms) if t]
+        terms = self._informative(conn, token, terms)
         expression = f'scope : "{token}" AND body : (' + " OR ".join(f'"{t}"' for t in terms) + ")"
         # rank first, join after: the inner query touches only the FTS index; the join reads `limit` rows
         rows = conn.execute(
