@@ -13,10 +13,6 @@ from athena_core.providers.embeddings import Embedder
 from athena_core.stores.ports import LexicalDoc, LexicalIndex, VectorIndex
 
 
-def chain_text(chain: Chain) -> str:
-    return chain.search_text
-
-
 class EvidenceIndex:
     def __init__(self, chain_vectors: VectorIndex, event_vectors: VectorIndex, lexical: LexicalIndex,
                  embedder: Embedder) -> None:
@@ -29,14 +25,13 @@ class EvidenceIndex:
         """Index active chains and their events (events with empty content are kept out); returns events indexed."""
         if not chains:
             return 0
-        vectors = self.embedder.embed([chain_text(c) for c in chains])
-        for chain, vector in zip(chains, vectors):
-            self.chain_vectors.upsert(scope, chain.chain_id, vector)
+        self.chain_vectors.upsert_many(scope, [c.chain_id for c in chains],
+                                       self.embedder.embed([c.search_text for c in chains]))
         texts = [e for e in events if e.content.strip()]
         if texts:
-            for event, vector in zip(texts, self.embedder.embed([e.content for e in texts])):
-                self.event_vectors.upsert(scope, event.event_id, vector)
-        self.lexical.upsert(scope, [LexicalDoc(c.chain_id, "chain", chain_text(c)) for c in chains] +
+            self.event_vectors.upsert_many(scope, [e.event_id for e in texts],
+                                           self.embedder.embed([e.content for e in texts]))
+        self.lexical.upsert(scope, [LexicalDoc(c.chain_id, "chain", c.search_text) for c in chains] +
                             [LexicalDoc(e.event_id, "event", e.content) for e in texts])
         return len(texts)
 

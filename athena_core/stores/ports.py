@@ -144,6 +144,9 @@ class VectorIndex(Protocol):
     def upsert(self, scope: UserScope, chain_id: str, vector: "np.ndarray") -> None:
         """Insert or replace the chain's vector (upsert by chain id)."""
 
+    def upsert_many(self, scope: UserScope, chain_ids: list[str], vectors: object) -> None:
+        """`upsert` for several ids in one write (the embed step indexes a chain's events at once)."""
+
     def delete(self, scope: UserScope, chain_ids: list[str]) -> int:
         """Remove these chains' vectors (archival); returns how many existed."""
 

@@ -153,6 +153,18 @@ def test_upsert_then_search_finds_the_chain_first_sorted_descending(vectors: Har
     assert index.search(scope, data[0], limit=0) == []
 
 
+def test_upsert_many_writes_every_vector_and_checks_lengths(vectors: Harness, rng) -> None:
+    index, scope = vectors.index, UserScope(tenant_id=_tenant(), user_id="u1")
+    data = _unit(rng, 12)
+    index.upsert_many(scope, [f"evt_{i:02d}" for i in range(12)], data)
+    assert index.count(scope) == 12
+    assert index.search(scope, data[7], limit=1)[0].chain_id == "evt_07"
+    index.upsert_many(scope, ["evt_07"], data[:1])  # replaces, as upsert does
+    assert index.count(scope) == 12 and index.search(scope, data[0], limit=2)[1].chain_id in {"evt_00", "evt_07"}
+    with pytest.raises(ValueError, match="differ in length"):
+        index.upsert_many(scope, ["a", "b"], data[:1])
+
+
 def test_similarity_is_cosine_sign_and_scale(vectors: Harness) -> None:
     index, scope = vectors.index, UserScope(tenant_id=_tenant(), user_id="u1")
     e0 = np.zeros(DIM, dtype=np.float32)
