@@ -50,7 +50,7 @@ class SearchHit(BaseModel):
     """One SearchMemory result (SPEC S2 fields, plus what hybrid retrieval adds)."""
 
     content: str
-    similarity_score: float | None  # cosine to the query when the dense retriever found it
+    similarity_score: float | None  # cosine to the query (events and chains; null for facts, or dense off)
     score: float  # fused score: what results are sorted by
     source_type: SourceType
     source_id: str  # chain id, event id, or edge id
@@ -155,6 +155,7 @@ class HybridSearch:
         s = self.settings
         n = s.search_candidates
         event_dense, chain_dense, event_lexical, chain_lexical = [], [], [], []  # a weight ≤ 0 switches one off
+        vector = None
         if s.search_weight_dense > 0:
             vector = self.embedder.embed([query])[0]
             event_dense = self.event_vectors.search(scope, vector, n)
@@ -204,9 +205,21 @@ class HybridSearch:
         if with_facts and self.facts is not None and s.search_weight_graph > 0:
             top_entities = [e for f in chain_fused[:3] for e in chains[f.key].entities]
             candidates += self._fact_candidates(scope, query, top_entities)
+        if vector is not None:
+            self._fill_cosine(scope, vector, candidates)
         self._apply_time_cues(candidates, parse_time_cues(query, now))
         candidates.sort(key=lambda c: -c.hit.score)
         return candidates, chains
+
+    def _fill_cosine(self, scope: UserScope, vector, candidates: list[_Candidate]) -> None:
+        """Every event and chain result reports its cosine to the query (SPEC S2), also those only BM25 or
+        a neighbour found, so `similarity_threshold` means the same for every result."""
+        for kind, index in (("event", self.event_vectors), ("chain", self.chain_vectors)):
+            missing = [c for c in candidates if c.hit.source_type == kind and c.hit.similarity_score is None]
+            if missing:
+                found = index.similarities(scope, vector, [c.hit.source_id for c in missing])
+                for c in missing:
+                    c.hit.similarity_score = _round(found.get(c.hit.source_id))
 
     def _with_neighbours(self, scope: UserScope, fused: list[Fused], events: dict[str, Event],
                          chains: dict[str, Chain]) -> dict[str, tuple[float, list[str]]]:
@@ -291,7 +304,7 @@ class HybridSearch:
     ) -> list[SearchHit]:
         candidates, chains = self._rank(scope, query, now, metadata_filter, with_facts=True)
         if similarity_threshold is not None:
-            # the threshold is on cosine: it drops dense matches under it; lexical/graph matches have no cosine
+            # the threshold is on cosine, which every event and chain result has; facts have none and stay
             candidates = [c for c in candidates
                           if c.hit.similarity_score is None or c.hit.similarity_score >= similarity_threshold]
         # summaries of the top chains only: beyond them, a chain is better shown by its own events

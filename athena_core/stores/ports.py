@@ -156,6 +156,10 @@ class VectorIndex(Protocol):
     def search(self, scope: UserScope, vector: "np.ndarray", limit: int) -> list[VectorHit]:
         """The user's `limit` nearest chains, most similar first. Never another user's or tenant's."""
 
+    def similarities(self, scope: UserScope, vector: "np.ndarray", chain_ids: list[str]) -> dict[str, float]:
+        """Cosine of `vector` to each of these ids of the user that has a vector (others are left out):
+        hybrid search reports a cosine for results the lexical retriever found, not only the nearest."""
+
     def count(self, scope: UserScope) -> int: ...
 
 

@@ -59,12 +59,19 @@ CREATE TABLE IF NOT EXISTS vector_versions (
 class _Matrix:
     """A user's cached vectors at one version."""
 
-    __slots__ = ("version", "ids", "matrix")
+    __slots__ = ("version", "ids", "matrix", "_rows")
 
     def __init__(self, version: int | None, ids: list[str], matrix: np.ndarray) -> None:
         self.version = version
         self.ids = ids
         self.matrix = matrix
+        self._rows: dict[str, int] | None = None
+
+    def rows(self) -> dict[str, int]:
+        """id → row in `matrix`, built on first use (only lookups by id need it)."""
+        if self._rows is None:
+            self._rows = {chain_id: i for i, chain_id in enumerate(self.ids)}
+        return self._rows
 
 
 class SqliteVectors:
@@ -328,6 +335,18 @@ class SqliteVectors:
             top = np.arange(n)
         top = top[np.argsort(-scores[top], kind="stable")]
         return [VectorHit(entry.ids[i], _clamp(float(scores[i]))) for i in top]
+
+    def similarities(self, scope: UserScope, vector: np.ndarray, chain_ids: list[str]) -> dict[str, float]:
+        query = as_unit_vector(vector, self.dimension)
+        if not chain_ids:
+            return {}
+        entry = self._load(scope)
+        rows = entry.rows()
+        found = [(c, rows[c]) for c in dict.fromkeys(chain_ids) if c in rows]
+        if not found:
+            return {}
+        scores = np.einsum("ij,j->i", entry.matrix[[i for _, i in found]], query)
+        return {c: _clamp(float(score)) for (c, _), score in zip(found, scores)}
 
     def count(self, scope: UserScope) -> int:
         key = self._key(scope)

@@ -185,6 +185,26 @@ def test_similarity_is_cosine_sign_and_scale(vectors: Harness) -> None:
     assert index.search(scope, 3 * e0, limit=1)[0].chain_id == "same"
 
 
+def test_similarities_score_exactly_the_named_ids_of_the_user(vectors: Harness) -> None:
+    index, scope = vectors.index, UserScope(tenant_id=_tenant(), user_id="u1")
+    other_user = UserScope(tenant_id=scope.tenant_id, user_id="u2")
+    other_tenant = UserScope(tenant_id=_tenant(), user_id="u1")
+    e0 = np.zeros(DIM, dtype=np.float32)
+    e0[0] = 1.0
+    e1 = np.zeros(DIM, dtype=np.float32)
+    e1[1] = 1.0
+    index.upsert_many(scope, ["same", "opposite", "orthogonal"], [e0, -e0, e1])
+    index.upsert(other_user, "theirs", e0)
+    index.upsert(other_tenant, "foreign", e0)
+    found = index.similarities(scope, 2 * e0, ["opposite", "same", "missing", "theirs", "foreign", "same"])
+    assert set(found) == {"same", "opposite"}  # no vector, another user's and another tenant's: left out
+    assert found["same"] == pytest.approx(1.0, abs=1e-5)
+    assert found["opposite"] == pytest.approx(-1.0, abs=1e-5)
+    assert index.similarities(scope, e0, ["orthogonal"])["orthogonal"] == pytest.approx(0.0, abs=1e-5)
+    assert index.similarities(scope, e0, []) == {}
+    assert index.similarities(other_user, e0, ["same"]) == {}
+
+
 def test_search_of_an_empty_user_is_empty(vectors: Harness, rng) -> None:
     scope = UserScope(tenant_id=_tenant(), user_id="nobody")
     assert vectors.index.search(scope, _unit(rng)[0], limit=5) == []

@@ -60,6 +60,15 @@ def test_a_name_mentioned_once_in_a_long_conversation_is_found_by_name(
     assert len({r["source_id"] for r in results}) == len(results)
     chain_results = [r for r in results if r["source_type"] == "chain"]
     assert all(r["time_span"]["start"] <= r["time_span"]["end"] for r in chain_results)
+    # every event and chain reports its cosine (SPEC S2), also one only BM25 or a neighbour found, so the
+    # threshold applies to all of them
+    assert all(-1.0 <= r["similarity_score"] <= 1.0 for r in results if r["source_type"] != "fact"), results
+    threshold = top["similarity_score"] + 1e-4
+    kept = worker_api.post(f"/api/v1/sessions/{session_id}/context/search",
+                           json={"query": "Who is Ottoline?", "max_tokens": 300,
+                                 "similarity_threshold": threshold}).json()
+    assert top["source_id"] not in {r["source_id"] for r in kept}
+    assert all(r["similarity_score"] >= threshold for r in kept if r["source_type"] != "fact")
 
     # Another tenant with the same user and agent ids sees nothing of it.
     other = AgentScope(tenant_id=f"t-{uuid.uuid4().hex[:8]}", user_id=scope.user_id, agent_id=scope.agent_id)
