@@ -128,7 +128,8 @@ class Runtime:
     def evidence(self) -> "EvidenceIndex":
         from athena_core.retrieval.evidence_index import EvidenceIndex
 
-        return EvidenceIndex(self.vectors, self.event_vectors, self.lexical, self.embedder)
+        return EvidenceIndex(self.vectors, self.event_vectors, self.lexical, self.embedder,
+                             sentence_min_words=self.settings.search_sentence_min_words)
 
     @cached_property
     def graph(self) -> "GraphStore":

@@ -104,11 +104,16 @@ class Settings(BaseSettings):
     search_weight_graph: float = 0.5  # LTM facts sharing a word with the query
     search_weight_time: float = 1.0  # time cues: window bonus, earliest/latest re-rank
     search_time_rerank: int = 20  # best candidates re-ranked by time for "first" / "currently"
-    search_candidates: int = 100  # per retriever
+    search_candidates: int = 200  # per retriever
+    search_sentence_min_words: int = 20  # events this long also get a vector per sentence (0 = off)
+    search_weight_sentence: float = 0.85  # a sentence's cosine counts this much toward its event's
+    search_length_prior: float = 0.15  # score × tokens^prior: a longer turn holds more evidence
+    search_whole_results: int = 5  # the best events are returned whole; those after them as excerpts
+    search_excerpt_words: int = 15  # words of an excerpt (its best-matching sentences); 0 = never cut
     search_lexical_max_df: int = 5000  # FTS5: query terms in more of the user's texts are dropped (0 = keep all)
     search_summaries: int = 3  # top chains whose summary may be returned (ranked by its own score)
     search_pinned_summaries: int = 1  # of those, the top ones placed right before their chain's best event
-    search_max_results: int = 50  # results when `max_tokens` is given without `limit`
+    search_max_results: int = 100  # results when `max_tokens` is given without `limit`
     search_max_tokens: int = 32_000  # the largest `max_tokens` a request may ask for
 
     # Beat schedules (S2)

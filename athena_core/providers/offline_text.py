@@ -5,6 +5,8 @@ transcript on every machine, with no model download and no network.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -141,6 +143,7 @@ def is_content_word(word: str) -> bool:
     return word not in STOPWORDS and len(word) > 1 and any(c.isalpha() for c in word)
 
 
+@lru_cache(maxsize=1 << 16)  # pure, and called per word of every candidate a search excerpts
 def stem(word: str) -> str:
     """Light suffix stripping so "migration", "migrate" and "migrating" meet on one key ("migrat").
 

@@ -10,12 +10,14 @@ from athena_core.models.chains import Chain
 from athena_core.models.events import Event
 from athena_core.models.scope import UserScope
 from athena_core.providers.embeddings import Embedder
+from athena_core.retrieval.sentences import sentence_texts, sentence_vector_id, sentence_vector_ids
 from athena_core.stores.ports import LexicalDoc, LexicalIndex, VectorIndex
 
 
 class EvidenceIndex:
     def __init__(self, chain_vectors: VectorIndex, event_vectors: VectorIndex, lexical: LexicalIndex,
-                 embedder: Embedder) -> None:
+                 embedder: Embedder, sentence_min_words: int = 20) -> None:
+        self.sentence_min_words = sentence_min_words  # 0: no sentence vectors
         self.chain_vectors = chain_vectors
         self.event_vectors = event_vectors
         self.lexical = lexical
@@ -29,8 +31,12 @@ class EvidenceIndex:
                                        self.embedder.embed([c.search_text for c in chains]))
         texts = [e for e in events if e.content.strip()]
         if texts:
-            self.event_vectors.upsert_many(scope, [e.event_id for e in texts],
-                                           self.embedder.embed([e.content for e in texts]))
+            ids, bodies = [e.event_id for e in texts], [e.content for e in texts]
+            for e in texts:
+                for i, sentence in enumerate(sentence_texts(e.content, self.sentence_min_words)):
+                    ids.append(sentence_vector_id(e.event_id, i))
+                    bodies.append(sentence)
+            self.event_vectors.upsert_many(scope, ids, self.embedder.embed(bodies))
         self.lexical.upsert(scope, [LexicalDoc(c.chain_id, "chain", c.search_text) for c in chains] +
                             [LexicalDoc(e.event_id, "event", e.content) for e in texts])
         return len(texts)
@@ -42,7 +48,7 @@ class EvidenceIndex:
         chain_ids = [c.chain_id for c in chains]
         event_ids = [e for c in chains for e in c.event_ids]
         self.chain_vectors.delete(scope, chain_ids)
-        self.event_vectors.delete(scope, event_ids)
+        self.event_vectors.delete(scope, event_ids + [s for e in event_ids for s in sentence_vector_ids(e)])
         self.lexical.delete(scope, "chain", chain_ids)
         self.lexical.delete(scope, "event", event_ids)
 

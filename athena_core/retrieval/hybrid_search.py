@@ -2,7 +2,8 @@
 
 Four retrievers, each a ranked list from its own index, all scoped to the user:
 - ``lexical``: BM25 over the verbatim text of consolidated events (names, numbers, rare words);
-- ``dense``: cosine over the events' vectors (same meaning, other words);
+- ``dense``: cosine over the events' vectors (same meaning, other words); a long event also has one
+  vector per sentence and ranks by its best part (`sentences.py`);
 - chain level (``lexical`` and ``dense`` over chain summaries): which topics the query is about. A chain
   is a result of its own (its summary), and lends its rank to its events as context;
 - ``neighbour``: events next to a found event in its chain get a share of its score (the answer is
@@ -11,8 +12,10 @@ Four retrievers, each a ranked list from its own index, all scoped to the user:
   facts sharing a word with the query.
 Reciprocal rank fusion combines them (weights are settings). Time cues in the query add a bonus for
 evidence inside the asked window and re-rank the best candidates by time for "first" / "currently".
-Every event and chain result shows its date(s) in its text and carries its time span, so the caller can
-answer "when". Results are sorted by fused score, deduplicated and packed into `max_tokens`.
+A length prior (score × tokens^`search_length_prior`) favours turns that say more. Every event and chain
+result shows its date(s) in its text and carries its time span, so the caller can answer "when". Results
+are sorted by fused score, deduplicated and packed into `max_tokens`; events after the best few are shown
+as excerpts (their best-matching sentences), so the budget holds more of the evidence.
 """
 from __future__ import annotations
 
@@ -34,6 +37,7 @@ from athena_core.providers.offline_text import stem
 from athena_core.retrieval.budget import approx_tokens, pack_within_budget
 from athena_core.retrieval.fusion import Fused, rank_bonus, reciprocal_rank_fusion
 from athena_core.retrieval.lexical_terms import search_terms
+from athena_core.retrieval.sentences import event_of, excerpt
 from athena_core.retrieval.time_cues import TimeCues, parse_time_cues, render_date, render_span
 from athena_core.settings import Settings
 from athena_core.stores.ports import LexicalIndex, VectorIndex
@@ -61,6 +65,7 @@ class SearchHit(BaseModel):
     topic: str | None = None
     role: str | None = None
     tokens: int = 0
+    excerpt: bool = False  # content is the event's best-matching sentences, not all of it (`…` marks cuts)
 
 
 @dataclass
@@ -70,13 +75,14 @@ class _Candidate:
 
     hit: SearchHit
     chain_id: str | None = None
+    text: str | None = None  # an event's own text (content adds its date), for an excerpt
 
 
 # ------------------------------------------------------------------------------------------ rendering
 
 
-def render_event(event: Event) -> str:
-    return f"[{render_date(event.timestamp)}] {event.content}"
+def render_event(at: datetime, text: str) -> str:
+    return f"[{render_date(at)}] {text}"
 
 
 def render_chain(chain: Chain) -> str:
@@ -155,15 +161,15 @@ class HybridSearch:
         s = self.settings
         n = s.search_candidates
         event_dense, chain_dense, event_lexical, chain_lexical = [], [], [], []  # a weight ≤ 0 switches one off
+        cosine: dict[str, float] = {}  # event id → cosine of its best-matching part
         vector = None
         if s.search_weight_dense > 0:
             vector = self.embedder.embed([query])[0]
-            event_dense = self.event_vectors.search(scope, vector, n)
+            event_dense, cosine = self._event_dense(scope, vector, n)
             chain_dense = self.chain_vectors.search(scope, vector, n)
         if s.search_weight_lexical > 0:
             event_lexical = self.lexical.search(scope, query, "event", n)
             chain_lexical = self.lexical.search(scope, query, "chain", n)
-        cosine = {h.chain_id: h.similarity for h in event_dense}  # VectorHit's id field holds the event id
         chain_cosine = {h.chain_id: h.similarity for h in chain_dense}
 
         events = {e.event_id: e for e in self.documents.get_events(
@@ -180,7 +186,7 @@ class HybridSearch:
         chain_rank = {f.key: rank for rank, f in enumerate(chain_fused, start=1)}
         event_fused = reciprocal_rank_fusion(
             {"lexical": [e for e in event_lexical if e in events and events[e].chain_id in chains],
-             "dense": [e for e in cosine if e in events and events[e].chain_id in chains]},
+             "dense": [e for e in event_dense if e in events and events[e].chain_id in chains]},
             {"lexical": s.search_weight_lexical, "dense": s.search_weight_dense}, k)
 
         event_scores = self._with_neighbours(scope, event_fused, events, chains)
@@ -198,18 +204,41 @@ class HybridSearch:
             context = chain_rank.get(event.chain_id)
             score += rank_bonus(context, s.search_weight_chain, k) if context else 0.0
             candidates.append(_Candidate(SearchHit.model_construct(
-                content=render_event(event), similarity_score=_round(cosine.get(event.event_id)), score=score,
+                content=render_event(event.timestamp, event.content),
+                similarity_score=_round(cosine.get(event.event_id)), score=score,
                 source_type="event", source_id=event.event_id, timestamp=event.timestamp,
                 time_span=TimeSpan.model_construct(start=event.timestamp, end=event.timestamp), retrievers=retrievers,
-                chain_id=event.chain_id, topic=chains[event.chain_id].topic, role=event.role.value), event.chain_id))
+                chain_id=event.chain_id, topic=chains[event.chain_id].topic, role=event.role.value), event.chain_id,
+                event.content))
         if with_facts and self.facts is not None and s.search_weight_graph > 0:
             top_entities = [e for f in chain_fused[:3] for e in chains[f.key].entities]
             candidates += self._fact_candidates(scope, query, top_entities)
         if vector is not None:
             self._fill_cosine(scope, vector, candidates)
         self._apply_time_cues(candidates, parse_time_cues(query, now))
+        if s.search_length_prior:
+            for c in candidates:  # a longer turn holds more evidence (and may be cut to an excerpt later)
+                c.hit.score *= max(approx_tokens(c.hit.content), 1) ** s.search_length_prior
         candidates.sort(key=lambda c: -c.hit.score)
         return candidates, chains
+
+    def _event_dense(self, scope: UserScope, vector, n: int) -> tuple[list[str], dict[str, float]]:
+        """The `n` events nearest the query by their best part — the event's own vector or one of its
+        sentence vectors, a sentence counted × `search_weight_sentence` — best first; and each one's
+        cosine (of that best part, unweighted)."""
+        weight = self.settings.search_weight_sentence
+        rank: dict[str, float] = {}
+        cosine: dict[str, float] = {}
+        for vector_id, similarity in self.event_vectors.search(scope, vector, 3 * n):
+            event_id, is_sentence = event_of(vector_id)
+            if is_sentence and weight <= 0:
+                continue
+            score = similarity * weight if is_sentence else similarity
+            if score > rank.get(event_id, -2.0):
+                rank[event_id] = score
+            cosine[event_id] = max(similarity, cosine.get(event_id, -1.0))
+        ranked = sorted(rank, key=lambda e: -rank[e])[:n]
+        return ranked, {e: cosine[e] for e in ranked}
 
     def _fill_cosine(self, scope: UserScope, vector, candidates: list[_Candidate]) -> None:
         """Every event and chain result reports its cosine to the query (SPEC S2), also those only BM25 or
@@ -311,6 +340,7 @@ class HybridSearch:
         top_chains = [c.chain_id for c in candidates if c.hit.source_type == "chain"][: self.settings.search_summaries]
         candidates = [c for c in candidates if c.hit.source_type != "chain" or c.chain_id in top_chains]
         candidates = pin_summaries(candidates, top_chains[: self.settings.search_pinned_summaries])
+        self._cut_to_excerpts(candidates, query, max_tokens)
         packed = pack_within_budget(candidates, text=lambda c: c.hit.content, key=lambda c: c.hit.source_id,
                                     max_tokens=max_tokens, max_items=limit)
         for c in packed:
@@ -319,6 +349,26 @@ class HybridSearch:
         touched = [chains[i] for i in dict.fromkeys(c.chain_id for c in packed if c.chain_id) if i in chains]
         self.reader.access(scope, touched, now)
         return [c.hit for c in packed]
+
+    def _cut_to_excerpts(self, candidates: list[_Candidate], query: str, max_tokens: int | None) -> None:
+        """Events after the best `search_whole_results` are shown by their best-matching sentences (at most
+        `search_excerpt_words` words), so a budget holds more of the evidence; the best stay whole. Only
+        candidates within twice the budget are cut: packing never reaches further than gap-filling."""
+        s = self.settings
+        if s.search_excerpt_words <= 0:
+            return
+        terms = search_terms(query)
+        seen_events, running = 0, 0
+        for c in candidates:
+            if max_tokens is not None and running > 2 * max_tokens:
+                break
+            if c.hit.source_type == "event" and c.text is not None:
+                seen_events += 1
+                cut = excerpt(c.text, terms, s.search_excerpt_words) if seen_events > s.search_whole_results else None
+                if cut is not None:
+                    c.hit.content = render_event(c.hit.timestamp, cut)
+                    c.hit.excerpt = True
+            running += approx_tokens(c.hit.content)
 
     def rank_chains(self, scope: UserScope, query: str, now: datetime, limit: int) -> list[tuple[Chain, float | None]]:
         """GetContext(query): chains in hybrid order (a chain counts at its best result: itself or an event)."""

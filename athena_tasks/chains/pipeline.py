@@ -87,17 +87,24 @@ def summarize(batch: dict) -> dict:
             outcome = former.form(scope, events, utc_now())
         if outcome.chain_id and outcome.chain_id not in chain_ids:
             chain_ids.append(outcome.chain_id)
-    return {**_run_flags(batch), "chain_ids": chain_ids}
+    # the events this run consolidated: embed indexes these, not a merged chain's earlier events again
+    return {**_run_flags(batch), "chain_ids": chain_ids, "event_ids": [e for s in batch["segments"] for e in s]}
 
 
 @app.task(base=AthenaTask, name="athena.pipeline.embed")
 def embed(batch: dict) -> dict:
-    """Index each formed chain for hybrid search: its vector, its events' vectors and lexical docs."""
+    """Index each formed or merged chain for hybrid search: its vector and lexical doc, and the vectors and
+    lexical docs of this run's events (a merged chain's earlier events were indexed by their own run).
+    A batch without `event_ids` (queued by an older version) indexes every event of the chains."""
     runtime = get_runtime()
     user = AgentScope.from_key(batch["scope"]).user_scope
     chains = runtime.documents.get_chains(user, batch["chain_ids"])
     active = [c for c in chains if c.status == ChainStatus.active]
-    events = runtime.documents.get_events(user, [e for c in active for e in c.event_ids]) if active else []
+    event_ids = [e for c in active for e in c.event_ids]
+    if batch.get("event_ids") is not None:
+        this_run = set(batch["event_ids"])
+        event_ids = [e for e in event_ids if e in this_run]
+    events = runtime.documents.get_events(user, event_ids) if event_ids else []
     indexed = runtime.evidence.index(user, active, events)
     runtime.evidence.remove(user, [c for c in chains if c.status != ChainStatus.active])
     if batch["more"]:

@@ -67,6 +67,22 @@ def test_the_chain_runs_all_four_steps(worker_api: TestClient, worker_runtime: R
                      "athena.pipeline.embed"]
 
 
+def test_embed_indexes_only_the_events_of_its_run(worker_api: TestClient, worker_runtime: Runtime) -> None:
+    """A merge re-embeds the chain, not the chain's earlier events: their run indexed them already."""
+    from athena_tasks.chains.pipeline import embed
+
+    session_id, scope = _new_session(worker_api)
+    worker_api.post(f"/api/v1/sessions/{session_id}/interactions", json={
+        "user_message": "Which database should the billing service use for its invoices?",
+        "agent_response": "PostgreSQL: invoices need transactions, and the team already runs it."})
+    result = pipeline_for(scope, flush=True).apply_async().get(timeout=120)
+    [chain] = worker_runtime.documents.get_chains(scope.user_scope, result["chain_ids"])
+    assert result["events_indexed"] == len(chain.event_ids) == 2
+    batch = {"scope": scope.key, "chain_ids": [chain.chain_id], "more": False, "flush": False}
+    assert embed.apply(args=[{**batch, "event_ids": chain.event_ids[1:]}]).get()["events_indexed"] == 1
+    assert embed.apply(args=[batch]).get()["events_indexed"] == 2  # a batch from before `event_ids`: all
+
+
 def test_a_flood_publishes_few_runs(worker_api: TestClient, worker_runtime: Runtime) -> None:
     """SPEC S9 debounce: one queued run per scope takes every pending event."""
     from athena_core import metrics

@@ -132,3 +132,55 @@ def test_search_validation_names_the_field(worker_api: TestClient) -> None:
         response = worker_api.post(url, json=body)
         assert response.status_code == 422, body
         assert [f["field"] for f in response.json()["error"]["fields"]] == [field]
+
+
+GARDEN = [
+    ("How are the tomatoes doing this week?",
+     "They are doing well overall. The cherry ones ripened first, right after the heat wave. "
+     "I still need to tie the tall stems to the stakes before the next storm arrives."),
+    ("Any trouble with pests?",
+     "A little. Aphids showed up on the basil, so I sprayed them with soapy water. "
+     "Ladybugs arrived two days later and finished the job for me, which was a relief."),
+    ("What about the compost?",
+     "The compost heap is finally warm in the middle. I turn it every Sunday morning with a fork. "
+     "Coffee grounds from the cafe down the street keep it going nicely."),
+    ("Did the new raised bed work out?",
+     "Yes, the cedar raised bed drains much better than the old one did. "
+     "Carrots sown there came up evenly, and the soil stays loose after heavy rain."),
+    ("How is the watering schedule?",
+     "I water early, before seven, so less evaporates in the afternoon sun. "
+     "The drip line on a timer covers the peppers while I am travelling for work."),
+    ("What will you plant in autumn?",
+     "Garlic goes in at the end of October, with a thick mulch of straw on top. "
+     "Next spring I want to try growing asparagus along the fence on the north side."),
+]
+
+
+def test_long_turns_get_sentence_vectors_and_results_after_the_best_come_as_excerpts(
+    worker_api: TestClient, worker_runtime: Runtime
+) -> None:
+    session_id, scope = _session(worker_api)
+    ids = _post(worker_api, session_id, GARDEN, datetime(2025, 6, 2, 8, 0, tzinfo=timezone.utc))
+    _flush_and_wait(worker_api, worker_runtime, session_id, scope)
+    user = scope.user_scope
+    # every agent answer (3 sentences, 20+ words) has its own vector plus one per sentence
+    assert worker_runtime.event_vectors.count(user) == 12 + 15  # 12 events, 15 sentences in the 6 answers
+
+    results = worker_api.post(f"/api/v1/sessions/{session_id}/context/search",
+                              json={"query": "When do I turn the compost heap?", "max_tokens": 2000}).json()
+    events = [r for r in results if r["source_type"] == "event"]
+    compost = ids[2][1]
+    assert events[0]["source_id"] == compost and not events[0]["excerpt"], events[:3]
+    whole = worker_runtime.settings.search_whole_results
+    assert not any(r["excerpt"] for r in events[:whole])
+    cut = [r for r in events[whole:] if r["excerpt"]]
+    assert cut, events  # the long answers further down are excerpts: dated, marked, short
+    for r in cut:
+        text = r["content"].split("] ", 1)[1]
+        assert "…" in text and len(text.replace("…", "").split()) <= worker_runtime.settings.search_excerpt_words
+        assert r["content"].startswith("[2 June 2025]") and r["tokens"] == approx_tokens(r["content"])
+
+    # archival removes an event's sentence vectors with it (ids derived from the event id, not its text)
+    chains = worker_runtime.documents.get_chains(user, list({r["chain_id"] for r in events}))
+    worker_runtime.evidence.remove(user, chains)
+    assert worker_runtime.event_vectors.count(user) == 0
