@@ -82,7 +82,8 @@ DEMO_QUESTIONS = ("Which client wants the payments service under 50 ms?", "When 
 
 def render_search(question: str, hits: list[dict]) -> str:
     """SearchMemory's answer as the demo prints it: each result's kind, the retrievers that found it, text."""
-    lines = [f"SearchMemory {question!r} (max_tokens 200): {len(hits)} results"]
+    lines = [f"SearchMemory {question!r} (max_tokens 200, * = an excerpt): {len(hits)} results"]
     for hit in hits:
-        lines.append(f"  - {hit['source_type']:5} via {'+'.join(hit['retrievers']):24} {hit['content'][:150]}")
+        kind = hit["source_type"] + ("*" if hit.get("excerpt") else "")
+        lines.append(f"  - {kind:6} via {'+'.join(hit['retrievers']):24} {hit['content'][:150]}")
     return "\n".join(lines)
