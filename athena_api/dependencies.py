@@ -1,6 +1,7 @@
 """Request-scoped dependencies: the process runtime, the caller, and the session the caller may use."""
 from __future__ import annotations
 
+import gc
 from typing import Annotated
 
 from fastapi import Depends, Header, Request
@@ -41,7 +42,19 @@ def get_search(request: Request) -> "HybridSearch":
     if getattr(state, "search", None) is None:
         rt: Runtime = state.runtime
         state.search = HybridSearch(get_reader(request), rt.event_vectors, rt.lexical, rt.graph, rt.settings)
+        warm_up_and_freeze(state.search)
     return state.search
+
+
+def warm_up_and_freeze(search: "HybridSearch") -> None:
+    """Load the embedding model now, then move every live object into the GC's permanent generation.
+
+    The model and its libraries leave about half a million long-lived objects; without the freeze each
+    full collection walks them all, a 250 ms stall in whichever request triggers it (over 400 LoCoMo
+    searches: p99 274 → 49 ms). Objects made later are collected as usual.
+    """
+    search.embedder.embed(["warm up"])
+    gc.freeze()
 
 
 def get_facts(request: Request) -> "FactRetriever":

@@ -192,6 +192,7 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
     from athena_core.models.scope import UserScope
     from athena_core.mtm.recall import MemoryReader
     from athena_core.providers.factory import build_embedder
+    from athena_api.dependencies import warm_up_and_freeze
     from athena_core.retrieval.hybrid_search import HybridSearch
     from athena_core.runtime import build_graph
     from athena_core.stores.sqlite_lexical import SqliteLexical
@@ -255,6 +256,7 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
     hybrid = HybridSearch(reader, event_vectors, lexical, graph, settings)
     dense_only = HybridSearch(reader, event_vectors, lexical, graph, settings.model_copy(update={
         "search_weight_lexical": 0.0, "search_weight_graph": 0.0}))
+    warm_up_and_freeze(hybrid)  # as the API does on its first search (athena_api/dependencies.py)
     try:
         stack.start_redis()
         stack.start_api()
