@@ -5,11 +5,10 @@ transcript on every machine, with no model download and no network.
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 # A compact English stopword list (function words plus conversational filler). It serves both as RAKE
 # phrase delimiters and as the "not a content word" filter, so it also holds words that carry no topic in

@@ -16,12 +16,12 @@ from athena_core.stores.ports import LexicalDoc, LexicalIndex, VectorIndex
 
 class EvidenceIndex:
     def __init__(self, chain_vectors: VectorIndex, event_vectors: VectorIndex, lexical: LexicalIndex,
-                 embedder: Embedder, sentence_min_words: int = 20) -> None:
-        self.sentence_min_words = sentence_min_words  # 0: no sentence vectors
+                 embedder: Embedder, *, sentence_min_words: int) -> None:
         self.chain_vectors = chain_vectors
         self.event_vectors = event_vectors
         self.lexical = lexical
         self.embedder = embedder
+        self.sentence_min_words = sentence_min_words  # `search_sentence_min_words`; 0: no sentence vectors
 
     def index(self, scope: UserScope, chains: list[Chain], events: list[Event]) -> int:
         """Index active chains and their events (events with empty content are kept out); returns events indexed."""

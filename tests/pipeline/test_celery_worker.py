@@ -53,12 +53,18 @@ def test_storing_an_event_runs_the_pipeline_on_the_worker(worker_api: TestClient
     wait_until(lambda: not worker_runtime.redis.exists(run_request_key(scope)))
 
 
+def _one_exchange_through_the_pipeline(api: TestClient, user_message: str, agent_response: str) -> tuple[AgentScope, dict]:
+    """A new session, one interaction, one flushed pipeline run on the worker: the scope and the run's result."""
+    session_id, scope = _new_session(api)
+    api.post(f"/api/v1/sessions/{session_id}/interactions",
+             json={"user_message": user_message, "agent_response": agent_response})
+    return scope, pipeline_for(scope, flush=True).apply_async().get(timeout=120)
+
+
 def test_the_chain_runs_all_four_steps(worker_api: TestClient, worker_runtime: Runtime) -> None:
-    session_id, scope = _new_session(worker_api)
-    worker_api.post(f"/api/v1/sessions/{session_id}/interactions", json={
-        "user_message": "How do I rotate the TLS certificates of our Nginx ingress before they expire on Friday?",
-        "agent_response": "Renew them with cert-manager, then reload Nginx; the ingress picks up the new secret."})
-    result = pipeline_for(scope, flush=True).apply_async().get(timeout=120)
+    scope, result = _one_exchange_through_the_pipeline(
+        worker_api, "How do I rotate the TLS certificates of our Nginx ingress before they expire on Friday?",
+        "Renew them with cert-manager, then reload Nginx; the ingress picks up the new secret.")
     assert result["scope"] == scope.key and len(result["chain_ids"]) == 1 and result["embedded"] == 1
     [chain] = worker_runtime.documents.get_chains(scope.user_scope, result["chain_ids"])
     assert worker_runtime.vectors.search(scope.user_scope, worker_runtime.embedder.embed([chain.search_text])[0], 1)[0].chain_id == chain.chain_id
@@ -71,11 +77,9 @@ def test_embed_indexes_only_the_events_of_its_run(worker_api: TestClient, worker
     """A merge re-embeds the chain, not the chain's earlier events: their run indexed them already."""
     from athena_tasks.chains.pipeline import embed
 
-    session_id, scope = _new_session(worker_api)
-    worker_api.post(f"/api/v1/sessions/{session_id}/interactions", json={
-        "user_message": "Which database should the billing service use for its invoices?",
-        "agent_response": "PostgreSQL: invoices need transactions, and the team already runs it."})
-    result = pipeline_for(scope, flush=True).apply_async().get(timeout=120)
+    scope, result = _one_exchange_through_the_pipeline(
+        worker_api, "Which database should the billing service use for its invoices?",
+        "PostgreSQL: invoices need transactions, and the team already runs it.")
     [chain] = worker_runtime.documents.get_chains(scope.user_scope, result["chain_ids"])
     assert result["events_indexed"] == len(chain.event_ids) == 2
     batch = {"scope": scope.key, "chain_ids": [chain.chain_id], "more": False, "flush": False}
