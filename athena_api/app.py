@@ -6,7 +6,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse
 
+from athena_api.dependencies import PrincipalDep
 from athena_api.errors import install_error_handlers
 from athena_api.observability import RequestObservability
 from athena_api.routes import admin, analysis, context, events, health, sessions
@@ -53,15 +56,42 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         if owned:
             rt.close()
 
+    # ATHENA_DOCS_PUBLIC=false with auth on: /openapi.json, /docs and /redoc need a credential (S10).
+    docs_closed = settings.auth_enabled and not settings.docs_public
     app = FastAPI(
         title="Athena",
         version="0.1.0",
         description="Three-tier memory for AI agents: STM window, MTM chains, LTM knowledge graph.",
         lifespan=lifespan,
+        **({"openapi_url": None, "docs_url": None, "redoc_url": None} if docs_closed else {}),
     )
     install_error_handlers(app)
     for router in (sessions.router, events.router, context.router, analysis.router, admin.router, health.router):
         app.include_router(router)
-    max_body = settings.max_payload_bytes * 4 // 3 + settings.max_content_bytes * 2 + 64 * 1024
-    app.add_middleware(RequestObservability, max_body_bytes=max_body)
+    if docs_closed:
+        _add_authenticated_docs(app)
+    app.add_middleware(RequestObservability, max_body_bytes=max_body_bytes(settings))
     return app
+
+
+def max_body_bytes(settings: Settings) -> int:
+    """The largest request body (declared or streamed): a base64 payload, the two texts of an interaction, a
+    metadata map and 64 KiB for JSON escapes and the rest. The fields' own limits are checked after parsing."""
+    texts = 2 * settings.max_content_bytes + settings.max_metadata_bytes
+    return settings.max_payload_bytes * 4 // 3 + texts + 64 * 1024
+
+
+def _add_authenticated_docs(app: FastAPI) -> None:
+    """The same three documents FastAPI serves, behind the API's own credential check (401 without)."""
+
+    @app.get("/openapi.json", include_in_schema=False)
+    def openapi(_: PrincipalDep) -> JSONResponse:
+        return JSONResponse(app.openapi())
+
+    @app.get("/docs", include_in_schema=False)
+    def swagger(_: PrincipalDep) -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url="/openapi.json", title=f"{app.title} - Swagger UI")
+
+    @app.get("/redoc", include_in_schema=False)
+    def redoc(_: PrincipalDep) -> HTMLResponse:
+        return get_redoc_html(openapi_url="/openapi.json", title=f"{app.title} - ReDoc")

@@ -1,7 +1,8 @@
 """One JSON error shape for every 4xx/5xx: {"error": {"code", "message", "fields": [{"field", "message"}]}}.
 
 Clients (and SPEC S2) need the offending field named, so validation errors are flattened from
-pydantic's `loc` tuples into dotted field names without the `body`/`query` prefix.
+pydantic's `loc` tuples into dotted field names without the leading location (`body`, `query`, ...): only
+the first element is dropped, so a body field named `query` is still reported as `query`.
 """
 from __future__ import annotations
 
@@ -27,25 +28,72 @@ def error_body(code: str, message: str, fields: list[dict] | None = None) -> dic
     return {"error": {"code": code, "message": message, "fields": fields or []}}
 
 
+LOCATIONS = ("body", "query", "path", "header", "cookie")
+BODY_PARSE_ERROR = "There was an error parsing the body"  # FastAPI's 400 detail when reading the body fails
+
+
+class BodyTooLarge(StarletteHTTPException):
+    """Raised from the ASGI `receive` once a streamed body passes the limit. A Starlette HTTPException, because
+    FastAPI's body reader re-raises those unchanged (anything else would become its generic 400)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"request body exceeds the limit of {limit} bytes")
+        self.limit = limit
+
+
+def _utf8_safe(text: str) -> str:
+    """Field names can hold client text (a metadata key): never let a lone surrogate break the error itself."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def field_name(loc: tuple) -> str:
-    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
-    return ".".join(parts) or "body"
+    parts = list(loc)
+    if parts and parts[0] in LOCATIONS:
+        parts = parts[1:]
+    return _utf8_safe(".".join(str(p) for p in parts)) or "body"
+
+
+def _validation_field(error: dict) -> dict:
+    if error.get("type") == "json_invalid":  # loc is ("body", <char offset>): the body is at fault
+        detail = (error.get("ctx") or {}).get("error", "")
+        position = error["loc"][-1] if error.get("loc") else None
+        where = f" at character {position}" if isinstance(position, int) else ""
+        return {"field": "body", "message": _utf8_safe(f"invalid JSON{where}: {detail}".rstrip(": "))}
+    return {"field": field_name(tuple(error["loc"])), "message": _utf8_safe(str(error["msg"]))}
 
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
-        fields = [{"field": exc.field, "message": exc.message}] if exc.field else []
-        return JSONResponse(error_body(exc.code, exc.message, fields), status_code=exc.status, headers=exc.headers)
+        message = _utf8_safe(exc.message)
+        fields = [{"field": _utf8_safe(exc.field), "message": message}] if exc.field else []
+        return JSONResponse(error_body(exc.code, message, fields), status_code=exc.status, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
-        fields = [{"field": field_name(tuple(e["loc"])), "message": e["msg"]} for e in exc.errors()]
+        fields = [_validation_field(e) for e in exc.errors()]
         names = ", ".join(dict.fromkeys(f["field"] for f in fields))
-        return JSONResponse(error_body("validation_error", f"invalid request: {names}", fields), status_code=422)
+        message = f"invalid request: {names}"
+        if any(e.get("type") == "json_invalid" for e in exc.errors()):
+            message = "invalid request: the body is not valid JSON"
+        return JSONResponse(error_body("validation_error", message, fields), status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if isinstance(exc, BodyTooLarge):
+            return JSONResponse(
+                error_body("too_large", str(exc.detail), [{"field": "body", "message": "request body too large"}]),
+                status_code=413,
+            )
+        if exc.status_code == 400 and exc.detail == BODY_PARSE_ERROR:
+            # FastAPI could not read the body: invalid UTF-8 (json.loads' UnicodeDecodeError), nesting too deep…
+            cause = exc.__cause__
+            reason = ("the body is not valid UTF-8" if isinstance(cause, UnicodeDecodeError)
+                      else "the body could not be parsed as JSON")
+            return JSONResponse(
+                error_body("validation_error", f"invalid request: {reason}", [{"field": "body", "message": reason}]),
+                status_code=422,
+            )
         return JSONResponse(
             error_body(f"http_{exc.status_code}", str(exc.detail)), status_code=exc.status_code,
             headers=getattr(exc, "headers", None),

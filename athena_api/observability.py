@@ -1,16 +1,21 @@
 """Pure-ASGI middleware: request id, latency and status metrics per route template, body size guard.
 
+The body guard refuses a declared Content-Length over the limit at once, and counts the bytes of a streamed
+(chunked) body as the app reads them: past the limit, `receive` raises `BodyTooLarge`, so the route never
+runs, and the client gets 413 naming `body`.
+
 Pure ASGI rather than BaseHTTPMiddleware: the ingest path is hot and this adds one function call.
 """
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from athena_api.errors import error_body
+from athena_api.errors import BodyTooLarge, error_body
 from athena_core import metrics, request_context
 
 
@@ -24,25 +29,44 @@ class RequestObservability:
             await self.app(scope, receive, send)
             return
         headers = dict(scope["headers"])
-        request_id = headers.get(b"x-request-id", b"").decode() or uuid.uuid4().hex
+        request_id = _request_id(headers.get(b"x-request-id", b""))
         length = headers.get(b"content-length")
         if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
             await _reject_too_large(send, int(length), self.max_body_bytes, request_id)
             return
         started = time.perf_counter()
         status = 500
+        response_started = False
+        received = 0
+        limit = self.max_body_bytes
         request_context.request_id.set(request_id)
         request_context.tenant_id.set("")
 
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise BodyTooLarge(limit)
+            return message
+
         async def send_with_id(message: Message) -> None:
-            nonlocal status
+            nonlocal status, response_started
             if message["type"] == "http.response.start":
                 status = message["status"]
+                response_started = True
                 message["headers"] = [*message.get("headers", []), (b"x-request-id", request_id.encode())]
             await send(message)
 
         try:
-            await self.app(scope, receive, send_with_id)
+            await self.app(scope, limited_receive, send_with_id)
+        except BodyTooLarge:
+            # Normally the app's handler answers; this covers a body read outside FastAPI's request handling.
+            if response_started:
+                raise
+            status = 413
+            await _reject_too_large(send, received, limit, request_id)
         finally:
             route = scope.get("route")
             template = getattr(route, "path", "unmatched")
@@ -51,9 +75,17 @@ class RequestObservability:
             metrics.HTTP_SECONDS.labels(method, template).observe(time.perf_counter() - started)
 
 
+# A client's X-Request-ID is echoed and logged: only a short token of safe characters is taken as it is.
+_REQUEST_ID = re.compile(rb"[A-Za-z0-9._:\-]{1,128}")
+
+
+def _request_id(raw: bytes) -> str:
+    return raw.decode("ascii") if _REQUEST_ID.fullmatch(raw) else uuid.uuid4().hex
+
+
 async def _reject_too_large(send: Send, size: int, limit: int, request_id: str) -> None:
     body = json.dumps(
-        error_body("too_large", f"request body is {size} bytes; the limit is {limit}",
+        error_body("too_large", f"request body is {size} bytes or more; the limit is {limit}",
                    [{"field": "body", "message": "request body too large"}])
     ).encode()
     await send({"type": "http.response.start", "status": 413, "headers": [

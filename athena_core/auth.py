@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
+from typing import Union
 
 import jwt
+from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr, ValidationError, field_validator
 
+from athena_core.models.scope import SCOPE_ID_RULE, is_scope_id
 from athena_core.settings import Settings
 
 
@@ -56,8 +59,56 @@ def parse_api_keys(spec: str) -> list[ApiKey]:
         parts = entry.split(":")
         if len(parts) not in (2, 3) or not parts[0] or not parts[1] or (len(parts) == 3 and parts[2] != "admin"):
             raise ValueError(f"ATHENA_API_KEYS entry must be key:tenant[:admin], got {entry!r}")
+        if not is_scope_id(parts[1]):
+            raise ValueError(f"ATHENA_API_KEYS tenant {parts[1]!r}: a tenant id {SCOPE_ID_RULE}")
         keys.append(ApiKey(key=parts[0], tenant_id=parts[1], is_admin=len(parts) == 3))
     return keys
+
+
+Roles = Union[StrictStr, list[StrictStr], None]
+
+
+class JwtClaims(BaseModel):
+    """The claims Athena reads, typed (issue 12): ids follow the scope id rules of S1, `exp` is a number,
+    `roles`/`role` a string or a list of strings. Other claims are allowed and ignored."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    tenant_id: StrictStr
+    user_id: StrictStr | None = None
+    agent_id: StrictStr | None = None
+    exp: StrictInt | StrictFloat
+    iat: StrictInt | StrictFloat | None = None
+    nbf: StrictInt | StrictFloat | None = None
+    roles: Roles = None
+    role: Roles = None
+
+    @field_validator("tenant_id", "user_id", "agent_id")
+    @classmethod
+    def _scope_id(cls, value: str | None) -> str | None:
+        if value is not None and not is_scope_id(value):
+            raise ValueError(SCOPE_ID_RULE)
+        return value
+
+    @property
+    def role_names(self) -> list[str]:
+        roles = self.roles or self.role or []
+        return [roles] if isinstance(roles, str) else list(roles)
+
+
+def _claims_error(exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors():
+        name = str(error["loc"][0]) if error["loc"] else "claims"
+        if error["type"] == "missing":
+            problems.append(f"JWT has no {name} claim")
+        elif name in ("roles", "role"):
+            problems.append(f"{name} claim must be a string or list of strings")
+        elif name in ("exp", "iat", "nbf"):
+            problems.append(f"{name} claim must be a number")
+        else:
+            problems.append(f"{name} claim {error['msg'].removeprefix('Value error, ')}")
+    return "; ".join(dict.fromkeys(problems))
 
 
 class Authenticator:
@@ -113,15 +164,16 @@ class Authenticator:
             raise AuthError("JWT expired") from exc
         except jwt.InvalidTokenError as exc:
             raise AuthError(f"invalid JWT: {exc}") from exc
-        tenant_id = claims.get("tenant_id")
-        if not isinstance(tenant_id, str) or not tenant_id:
-            raise AuthError("JWT has no tenant_id claim")
-        roles = claims.get("roles") or claims.get("role") or []
-        roles = [roles] if isinstance(roles, str) else list(roles)
+        if not isinstance(claims, dict):
+            raise AuthError("invalid JWT: the payload is not a JSON object")
+        try:
+            typed = JwtClaims.model_validate(claims)
+        except ValidationError as exc:
+            raise AuthError(f"invalid JWT claims: {_claims_error(exc)}") from exc
         return Principal(
-            tenant_id=tenant_id,
-            user_id=claims.get("user_id"),
-            agent_id=claims.get("agent_id"),
-            is_admin=self.admin_role in roles,
+            tenant_id=typed.tenant_id,
+            user_id=typed.user_id,
+            agent_id=typed.agent_id,
+            is_admin=self.admin_role in typed.role_names,
             via="jwt",
         )

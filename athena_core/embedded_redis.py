@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 SOCKET_NAME = "redis.sock"
 MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to 107 bytes
@@ -44,12 +46,21 @@ def socket_path(data_dir: Path) -> Path:
 
 
 def _answers(path: Path) -> bool:
+    """One PING, no retries: a stale socket file answers "no" in about a millisecond.
+
+    redis-py's default for a directly built client is 10 retries with exponential backoff (2.2–4.1 s
+    measured per call on a stale socket here, more when called in a start loop); a health check must not.
+    """
     if not path.exists():
         return False
+    client = redis.Redis(unix_socket_path=str(path), socket_connect_timeout=0.5, socket_timeout=1,
+                         retry=Retry(NoBackoff(), 0))
     try:
-        return bool(redis.Redis(unix_socket_path=str(path), socket_timeout=1).ping())
+        return bool(client.ping())
     except redis.RedisError:
         return False
+    finally:
+        client.close()
 
 
 def ensure_embedded_redis(data_dir: Path, start_timeout_s: float = 10.0) -> RedisLocation:
@@ -94,7 +105,73 @@ def stop_embedded_redis(data_dir: Path) -> bool:
     if not _answers(sock):
         return False
     try:
-        redis.Redis(unix_socket_path=str(sock)).shutdown()
+        redis.Redis(unix_socket_path=str(sock), socket_connect_timeout=0.5, retry=Retry(NoBackoff(), 0)).shutdown()
     except redis.ConnectionError:
         pass  # the server closes the connection as it exits
     return True
+
+
+def rewrite_aof(client: redis.Redis, timeout_s: float = 60.0) -> str:
+    """Rewrite Redis's append-only file so it holds only the live dataset (purge, SPEC S7.4): a deleted
+    key's earlier writes are in the old AOF verbatim until then.
+
+    The rewrite must *start* after the caller's deletions (one already running forked an older
+    snapshot), so an earlier one is waited out first. Then waits until it is done and, when the AOF
+    directory is on this machine (the embedded server), until only the files the manifest names remain
+    (Redis 7 multi-part AOF drops the old base and incr files after a rewrite; 6.x renames one file over
+    the old one). Returns "rewritten", "aof off" (nothing persisted), or raises `TimeoutError`/`RuntimeError`.
+    """
+    deadline = time.monotonic() + timeout_s
+
+    def idle() -> dict:
+        while True:
+            info = client.info("persistence")
+            if not int(info.get("aof_rewrite_in_progress", 0)) and not int(info.get("aof_rewrite_scheduled", 0)):
+                return info
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"Redis AOF rewrite still running after {timeout_s} s")
+            time.sleep(0.05)
+
+    if not int(idle().get("aof_enabled", 0)):
+        return "aof off"
+    while True:
+        try:
+            client.bgrewriteaof()
+            break
+        except redis.ResponseError as exc:
+            if "already in progress" not in str(exc):
+                raise
+            idle()  # someone else's rewrite (possibly of an older snapshot): wait it out, then start ours
+    info = idle()
+    if info.get("aof_last_bgrewrite_status") != "ok":
+        raise RuntimeError(f"Redis AOF rewrite failed: {info.get('aof_last_bgrewrite_status')}")
+    _wait_for_aof_history_gone(client, deadline)
+    return "rewritten"
+
+
+def _wait_for_aof_history_gone(client: redis.Redis, deadline: float) -> None:
+    """Redis 7: after a rewrite the old base/incr files become history in the manifest and are deleted in
+    the background. Wait until the AOF directory holds only the manifest and the files it names as live."""
+    try:
+        config = client.config_get("dir")
+        config.update(client.config_get("appenddirname"))
+        config.update(client.config_get("appendfilename"))
+    except redis.ResponseError:  # CONFIG disabled (managed Redis): nothing to check from here
+        return
+    if not config.get("appenddirname"):
+        return  # Redis 6: one file, replaced by rename
+    aof_dir = Path(config["dir"]) / config["appenddirname"]
+    manifest = aof_dir / f"{config.get('appendfilename', 'appendonly.aof')}.manifest"
+    while manifest.is_file():
+        live = set()
+        for line in manifest.read_text().splitlines():
+            fields = line.split()
+            entry = dict(zip(fields[::2], fields[1::2]))
+            if entry.get("type") in ("b", "i") and "file" in entry:
+                live.add(entry["file"])
+        left = {p.name for p in aof_dir.iterdir()} - live - {manifest.name}
+        if not left:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"old AOF files still present after the rewrite: {sorted(left)}")
+        time.sleep(0.05)

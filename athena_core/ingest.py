@@ -51,12 +51,29 @@ class Ingest:
         self.stm = stm
         self.request_pipeline = request_pipeline
 
-    def store(self, session: Session, drafts: list[EventDraft]) -> list[Event]:
+    def store(self, session: Session, drafts: list[EventDraft], event_ids: list[str] | None = None) -> list[Event]:
+        """Write the drafts durably, then push them to the window and request the pipeline.
+
+        `event_ids` (one per draft) are ids planned beforehand, e.g. claimed with an Idempotency-Key:
+        those already in the log are not written or pushed again (a retry after the first request's
+        append); the others are written now (a retry after a crash before it). Returns the events in
+        draft order, as the log holds them.
+        """
         started = time.perf_counter()
         received_at = utc_now()
+        if event_ids is not None and len(event_ids) != len(drafts):
+            raise ValueError(f"{len(event_ids)} planned event ids for {len(drafts)} events")
+        stored: dict[str, Event] = {}
+        if event_ids is not None:
+            try:
+                stored = {e.event_id: e for e in self.documents.get_events(session.scope.user_scope, event_ids)}
+            except Exception as exc:  # noqa: BLE001 - the log cannot tell what is durable: not accepted
+                log.error("durable read failed: %s", exc)
+                raise DurableWriteError(str(exc)) from exc
+        ids = event_ids if event_ids is not None else [new_id("evt") for _ in drafts]
         events = [
             Event(
-                event_id=new_id("evt"),
+                event_id=event_id,
                 tenant_id=session.tenant_id,
                 user_id=session.user_id,
                 agent_id=session.agent_id,
@@ -70,10 +87,12 @@ class Ingest:
                 blob_uri=d.blob_uri,
                 mime_type=d.mime_type,
             )
-            for d in drafts
+            for event_id, d in zip(ids, drafts)
+            if event_id not in stored
         ]
         try:
-            self.documents.append_events(events)
+            if events:
+                self.documents.append_events(events)
         except Exception as exc:  # noqa: BLE001 - any store failure means "not durable"
             log.error("durable write failed: %s", exc)
             raise DurableWriteError(str(exc)) from exc
@@ -81,9 +100,10 @@ class Ingest:
         for event in events:
             metrics.EVENTS_INGESTED.labels(event.role.value, event.type.value).inc()
             self._push_window(scope, event)
-        self._request_pipeline(scope)
+        self._request_pipeline(scope)  # also for a replay: a crash may have cut the first request here
         metrics.INGEST_SECONDS.observe(time.perf_counter() - started)
-        return events
+        written = {e.event_id: e for e in events}
+        return [stored.get(i) or written[i] for i in ids]
 
     def _push_window(self, scope: AgentScope, event: Event) -> None:
         try:

@@ -41,6 +41,15 @@ CHAINS_ACCESSED = Counter("athena_chains_accessed_total", "Chains returned to ca
 PROMOTIONS = Counter("athena_promotions_total", "Chains promoted into the knowledge graph")
 GRAPH_WRITES = Counter("athena_graph_observations_total", "New edge observations written to the graph")
 CHAINS_ARCHIVED = Counter("athena_chains_archived_total", "Chains archived")
+EVENTS_INDEXED = Counter("athena_events_indexed_total", "Consolidated events indexed for search", ["path"])  # run|sweep
+PURGE_FENCED_WRITES = Counter(
+    "athena_purge_fenced_writes_total", "Task writes skipped because the user was purged after the task began",
+    ["step"],
+)
+SWEEP_BAD_ROWS = Counter("athena_sweep_bad_rows_total", "Event-log rows a sweep skipped (ids form no scope)", ["sweep"])
+SWEEP_SKIPPED_FAILED = Counter(
+    "athena_sweep_skipped_failed_scopes_total", "Scopes a sweep left alone inside their failure backoff", ["sweep"]
+)
 ANALYTICS_RUNS = Counter("athena_analytics_runs_total", "Community analytics runs by outcome", ["outcome"])
 EXTRACTION_RELATION_CORRECTIONS = Counter(
     "athena_extraction_relation_corrections_total",

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from athena_core.embedded_redis import RedisLocation, ensure_embedded_redis, location_from_url
 from athena_core.settings import Settings
@@ -14,7 +16,10 @@ def resolve_redis(settings: Settings) -> RedisLocation:
 
 
 def redis_client(location: RedisLocation) -> redis.Redis:
-    """Short timeouts: a Redis outage must degrade a request quickly, not hang it."""
+    """Short timeouts and one immediate retry on a connection error only: a Redis outage must degrade a
+    request quickly, not hang it (redis-py's default elsewhere is 10 retries with backoff), while a pooled
+    connection left stale by a Redis restart is replaced at once instead of failing the first command."""
     return redis.Redis.from_url(
-        location.redis_url, socket_connect_timeout=1.0, socket_timeout=2.0, health_check_interval=30
+        location.redis_url, socket_connect_timeout=1.0, socket_timeout=2.0, health_check_interval=30,
+        retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)),
     )

@@ -32,6 +32,9 @@ class Settings(BaseSettings):
     # Limits and validation (S2)
     max_content_bytes: int = 64 * 1024
     max_payload_bytes: int = 10 * 1024 * 1024
+    max_metadata_bytes: int = 16 * 1024  # a metadata map as compact UTF-8 JSON (also bounds each value)
+    max_metadata_keys: int = 64
+    max_metadata_key_bytes: int = 256
 
     # Pipeline (S4, S9)
     segment_max_events: int = 20
@@ -71,8 +74,11 @@ class Settings(BaseSettings):
     merge_min_similarity: float | None = None
     merge_min_confidence: float | None = None
     formation_max_events: int = 200  # transcript cap per LLM call when a long chain is re-summarised
-    # A scope lock expires after this, so a worker killed while holding it blocks the scope no longer.
-    lock_timeout_s: int = 120
+    # Scope locks are leases: the holder renews every lease/3 while it works, so a killed worker's lock
+    # frees itself within this many seconds.
+    lock_lease_s: int = 10
+    # A scope whose pipeline run failed for good (dead letter) is not re-flushed or re-swept for this long.
+    failed_scope_backoff_s: int = 3600
 
     # Heat (S5)
     heat_tau_hours: float = 24.0
@@ -94,6 +100,14 @@ class Settings(BaseSettings):
     analytics_leiden_iterations: int = 2
     archive_heat: float = 0.1
     archive_idle_days: float = 7.0
+
+    # Purge (S7.4): fence, write lock, and wiping what a deletion leaves on disk
+    purge_fence_ttl_s: int = 86400  # a purged user's fence outlives any task (with its retries) that predates it
+    purge_lock_wait_s: float = 30.0  # wait this long for the user's write lock, then 503 + Retry-After
+    purge_vacuum: bool = True  # VACUUM each SQLite file the purge touched (the only way to wipe stale cells)
+    purge_checkpoint_wait_s: float = 10.0  # retry a busy WAL checkpoint (TRUNCATE) of a file this long
+    purge_aof_rewrite_wait_s: float = 60.0  # wait for Redis BGREWRITEAOF to finish this long
+    purge_task_result_scan: int = 100_000  # at most this many celery-task-meta-* keys inspected per purge
 
     # Hybrid retrieval (issue 7): reciprocal rank fusion weights, candidates, budget
     search_rrf_k: float = 10.0  # RRF constant: smaller trusts the top of each list more
@@ -121,7 +135,18 @@ class Settings(BaseSettings):
     archive_every_s: float = 3600
     idle_flush_every_s: float = 60
     pending_sweep_every_s: float = 120
+    index_sweep_every_s: float = 60  # beat: index consolidated events no index step reached (SPEC S7)
+    index_sweep_age_s: float = 120  # ... when received at least this long ago (a live run indexes its own)
     analytics_hour_utc: int = 3
+
+    # Embedded stack supervision (`athena run`, S7): a crashed process is restarted after a backoff that
+    # doubles per restart up to the max, and resets once the process has stayed up `supervise_stable_s`.
+    supervise_backoff_s: float = 1.0
+    supervise_backoff_max_s: float = 30.0
+    supervise_stable_s: float = 60.0
+
+    # Idempotency-Key (S2): how long a key's first answer is kept (per tenant)
+    idempotency_ttl_s: int = 86400
 
     # Celery (S7)
     task_max_retries: int = 5
@@ -144,6 +169,7 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     production: bool = False
     metrics_public: bool = True
+    docs_public: bool = True  # /openapi.json, /docs, /redoc without a credential (auth on); compose sets false
 
     @property
     def sqlite_path(self) -> Path:

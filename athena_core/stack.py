@@ -4,19 +4,32 @@ Used by `athena run`, `athena demo` and the end-to-end tests, so all three start
 """
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 
-from athena_core.embedded_redis import ensure_embedded_redis, stop_embedded_redis
+from athena_core.embedded_redis import _answers, ensure_embedded_redis, socket_path, stop_embedded_redis
 from athena_core.settings import Settings
+
+log = logging.getLogger("athena.stack")
+
+
+@dataclass
+class _Restarts:
+    """Supervision state of one process: restarts in the current streak, when the next is due."""
+
+    count: int = 0
+    started_at: float = 0.0
+    due_at: float | None = None
 
 
 @dataclass
@@ -28,6 +41,8 @@ class Stack:
     log_dir: Path | None = None
     processes: dict[str, subprocess.Popen] = field(default_factory=dict)
     owns_redis: bool = False
+    starters: dict[str, Callable[[], object]] = field(default_factory=dict)  # how to (re)start each process
+    restarts: dict[str, _Restarts] = field(default_factory=dict)
 
     @property
     def base_url(self) -> str:
@@ -63,10 +78,80 @@ class Stack:
     def _spawn(self, name: str, args: list[str]) -> subprocess.Popen:
         log_dir = self.log_dir or self.settings.data_dir / "logs"
         log_dir.mkdir(parents=True, exist_ok=True)
-        out = open(log_dir / f"{name}.log", "ab")
-        proc = subprocess.Popen(args, env=self.env(), stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        with open(log_dir / f"{name}.log", "ab") as out:  # the child keeps its own copy of the descriptor
+            proc = subprocess.Popen(args, env=self.env(), stdout=out, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
         self.processes[name] = proc
+        self.starters[name] = lambda: self._spawn(name, args)
+        self.restarts.setdefault(name, _Restarts()).started_at = time.monotonic()
         return proc
+
+    # -- supervision (SPEC S7: the embedded stack restarts a crashed process) ------------------------
+    def _backoff(self, restarts: int) -> float:
+        s = self.settings
+        return min(s.supervise_backoff_s * 2 ** restarts, s.supervise_backoff_max_s)
+
+    def supervise(self) -> list[str]:
+        """One supervision step (`athena run` calls it every half second); returns what it did.
+
+        A process that exited is restarted after a backoff (`supervise_backoff_s` doubling per restart up
+        to `supervise_backoff_max_s`; the streak resets once the process has stayed up
+        `supervise_stable_s`), and each restart is logged. The embedded Redis, when this stack started
+        it, is health-checked (one PING, no retries) and restarted the same way: workers, beat and the
+        API reconnect to the same socket by themselves.
+        """
+        now = time.monotonic()
+        done: list[str] = []
+        if self.owns_redis:
+            done += self._supervise_redis(now)
+        for name, proc in list(self.processes.items()):
+            state = self.restarts.setdefault(name, _Restarts(started_at=now))
+            code = proc.poll()
+            if code is None:
+                if state.count and now - state.started_at >= self.settings.supervise_stable_s:
+                    state.count = 0
+                continue
+            done += self._schedule_or_restart(name, f"exited with {code}", state, now,
+                                              lambda n=name, p=proc: self._respawn(n, p))
+        return done
+
+    def _supervise_redis(self, now: float) -> list[str]:
+        state = self.restarts.setdefault("redis", _Restarts(started_at=now))
+        if state.due_at is None and _answers(socket_path(self.settings.data_dir)):
+            if state.count and now - state.started_at >= self.settings.supervise_stable_s:
+                state.count = 0
+            return []
+        return self._schedule_or_restart("redis", "does not answer", state, now,
+                                         lambda: ensure_embedded_redis(self.settings.data_dir))
+
+    def _schedule_or_restart(self, name: str, why: str, state: _Restarts, now: float,
+                             restart: Callable[[], object]) -> list[str]:
+        if state.due_at is None:
+            delay = self._backoff(state.count)
+            state.count += 1
+            state.due_at = now + delay
+            message = f"{name} {why}; restarting in {delay:g} s (restart {state.count})"
+            log.warning(message)
+            return [message]
+        if now < state.due_at:
+            return []
+        state.due_at = None
+        try:
+            restart()
+        except Exception as exc:  # noqa: BLE001 - try again after the next backoff
+            log.error("restarting %s failed: %s", name, exc)
+            return [f"restarting {name} failed: {exc}"]
+        state.started_at = time.monotonic()
+        log.warning("%s restarted (restart %d)", name, state.count)
+        return [f"{name} restarted"]
+
+    def _respawn(self, name: str, old: subprocess.Popen) -> None:
+        """Start the process again; first kill what is left of the old one's group (pool children)."""
+        try:
+            os.killpg(old.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.starters[name]()
 
     def start_api(self) -> None:
         self._spawn("api", [

@@ -14,6 +14,7 @@ app.conf.include = [
     "athena_tasks.chains.pipeline",
     "athena_tasks.chains.pending_sweep",
     "athena_tasks.chains.idle_flush",
+    "athena_tasks.chains.index_sweep",
     "athena_tasks.promote.promoter",
     "athena_tasks.promote.archiver",
     "athena_tasks.analytics.communities",

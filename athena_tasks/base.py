@@ -4,11 +4,14 @@ Late acks and reject-on-worker-lost redeliver a task whose worker died, so every
 idempotent. Failures retry with exponential backoff and jitter, at most `ATHENA_TASK_MAX_RETRIES`
 times; then a dead-letter record is written where operators can see it. A `PermanentTaskError`
 skips the retries: retrying a bad input only burns the queue. A busy scope lock is waited for with
-short fixed retries instead: the lock expires, so the wait is bounded.
+short jittered retries instead: a live holder cannot outlive its task time limit, a dead one's lease
+runs out within `ATHENA_LOCK_LEASE_S`, so the wait is bounded. A pipeline run that fails for good marks
+its scope failed (`failed_scopes`): the beats leave it alone for `ATHENA_FAILED_SCOPE_BACKOFF_S`.
 """
 from __future__ import annotations
 
 import logging
+import random
 
 from celery import Task
 
@@ -17,7 +20,7 @@ from athena_core.settings import get_settings
 from athena_tasks.chains.scope_lock import ScopeBusy
 from athena_tasks.worker_runtime import get_runtime
 
-LOCK_RETRY_S = 2
+LOCK_RETRY_S = 1.0  # plus up to as much jitter
 
 log = logging.getLogger(__name__)
 
@@ -37,24 +40,36 @@ class AthenaTask(Task):
     max_retries = get_settings().task_max_retries
 
     def __call__(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN204 - celery signature
-        """Waiting for a scope lock is not a failure: retry every few seconds until the lock can have
-        expired, without spending the failure budget's exponential backoff."""
+        """Waiting for a scope lock is not a failure: retry every second or two (without holding a worker
+        slot) until the holder must be done, without spending the failure budget's exponential backoff."""
         try:
             return super().__call__(*args, **kwargs)
         except ScopeBusy as busy:
-            lock_waits = get_settings().lock_timeout_s // LOCK_RETRY_S + 1
-            raise self.retry(exc=busy, countdown=LOCK_RETRY_S, max_retries=self.max_retries + lock_waits) from busy
+            settings = get_settings()
+            lock_waits = int((settings.task_time_limit_s + settings.lock_lease_s) / LOCK_RETRY_S) + 1
+            countdown = LOCK_RETRY_S + random.uniform(0, LOCK_RETRY_S)
+            raise self.retry(exc=busy, countdown=countdown, max_retries=self.max_retries + lock_waits) from busy
 
     def on_retry(self, exc, task_id, args, kwargs, einfo) -> None:  # noqa: ANN001 - celery signature
         metrics.TASK_RETRIES.labels(self.name).inc()
         log.warning("task %s[%s] retrying after %r", self.name, task_id, exc)
 
     def on_failure(self, exc, task_id, args, kwargs, einfo) -> None:  # noqa: ANN001 - celery signature
+        from athena_tasks.chains.failed_scopes import mark_failed, scope_key_of, user_scope_of
+
         metrics.DEAD_LETTERS.labels(self.name).inc()
-        log.error("task %s[%s] failed for good: %r", self.name, task_id, exc)
+        scope_key = scope_key_of(args)
+        reason = f"{type(exc).__name__}: {exc}"[:2000]
+        if scope_key:
+            reason = f"pipeline run of scope {scope_key} failed for good in {self.name}: {reason}"
+        log.error("task %s[%s] failed for good: %s", self.name, task_id, reason)
         try:
-            get_runtime().documents.record_dead_letter(
-                self.name, task_id, {"args": list(args), "kwargs": dict(kwargs)}, repr(exc)
+            runtime = get_runtime()
+            runtime.documents.record_dead_letter(
+                self.name, task_id, {"args": list(args), "kwargs": dict(kwargs)}, reason,
+                scope=user_scope_of(scope_key),
             )
+            if scope_key:
+                mark_failed(runtime.redis, scope_key, reason, runtime.settings.failed_scope_backoff_s)
         except Exception:  # noqa: BLE001 - never mask the original failure
             log.exception("could not record dead letter for %s[%s]", self.name, task_id)

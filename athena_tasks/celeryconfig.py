@@ -55,6 +55,7 @@ beat_schedule = {
     "archive-cold-chains": {"task": "athena.beat.archive", "schedule": _settings.archive_every_s},
     "flush-idle-segments": {"task": "athena.beat.idle_flush", "schedule": _settings.idle_flush_every_s},
     "sweep-pending-events": {"task": "athena.beat.pending_sweep", "schedule": _settings.pending_sweep_every_s},
+    "sweep-unindexed-events": {"task": "athena.beat.index_sweep", "schedule": _settings.index_sweep_every_s},
     "community-analytics": {
         "task": "athena.beat.analytics",
         "schedule": crontab(hour=_settings.analytics_hour_utc, minute=0),

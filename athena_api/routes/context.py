@@ -33,7 +33,9 @@ class SearchRequest(BaseModel):
                               description="Most results; default 5, or ATHENA_SEARCH_MAX_RESULTS with max_tokens")
     max_tokens: int | None = Field(default=None, ge=1, description="Budget of returned text (≈ words × 4/3)")
     similarity_threshold: float | None = Field(default=None, ge=-1.0, le=1.0)
-    filter: dict[str, str] | None = None
+    filter: dict[str, str] | None = Field(
+        default=None, description="Metadata pairs that must all be equal: an event matches by its own metadata "
+                                  "or its session's; a chain by its sessions' metadata or any of its events'")
 
     @field_validator("query")
     @classmethod

@@ -2,7 +2,8 @@
 
 A chain is promoted once per distinct content: its content hash is the evidence id every fact carries,
 so the graph counts an observation once however often a pass (or a retry) writes it, and `weight`
-counts independent observations.
+counts independent observations. `prepare` (the extraction, an LLM call) and `commit` (the graph write)
+are separate so the promoter can hold the user's write lock, and check the purge fence, only around the write.
 """
 from __future__ import annotations
 
@@ -24,6 +25,15 @@ def content_hash(chain: Chain) -> str:
 
 
 @dataclass(frozen=True)
+class PreparedPromotion:
+    chain: Chain
+    scope: UserScope
+    evidence: str
+    facts: list
+    corrected: int
+
+
+@dataclass(frozen=True)
 class PromotionResult:
     chain_id: str
     facts: int
@@ -42,6 +52,10 @@ class Promoter:
 
     def promote(self, chain: Chain, heat: float, now: datetime) -> PromotionResult:
         """Extract, normalise and UPSERT one chain's facts; raises LLMSchemaError on a bad extraction."""
+        return self.commit(self.prepare(chain, heat), now)
+
+    def prepare(self, chain: Chain, heat: float) -> PreparedPromotion:
+        """Extract and normalise (no write); raises LLMSchemaError on a bad extraction."""
         scope = UserScope(tenant_id=chain.tenant_id, user_id=chain.user_id)
         evidence = content_hash(chain)
         extraction = self.extractor.extract(chain.summary, entities=chain.entities, tenant_id=chain.tenant_id)
@@ -49,6 +63,10 @@ class Promoter:
             extraction, user_name=chain.user_id, valid_at=chain.last_event_at, heat_score=heat,
             evidence_id=f"{chain.chain_id}:{evidence}",
         )
-        new = self.graph.upsert_facts(scope, facts, now) if facts else 0
-        self.documents.mark_promoted(scope, chain.chain_id, evidence)
-        return PromotionResult(chain.chain_id, len(facts), new, report.corrected)
+        return PreparedPromotion(chain, scope, evidence, facts, report.corrected)
+
+    def commit(self, prepared: PreparedPromotion, now: datetime) -> PromotionResult:
+        """UPSERT the facts and record the promoted content."""
+        new = self.graph.upsert_facts(prepared.scope, prepared.facts, now) if prepared.facts else 0
+        self.documents.mark_promoted(prepared.scope, prepared.chain.chain_id, prepared.evidence)
+        return PromotionResult(prepared.chain.chain_id, len(prepared.facts), new, prepared.corrected)

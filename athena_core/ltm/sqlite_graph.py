@@ -273,6 +273,19 @@ class SqliteGraph(SqliteAdapter):
             )
             removed = conn.execute("DELETE FROM edges WHERE tenant_id = ? AND user_id = ?", args).rowcount
             removed += conn.execute("DELETE FROM nodes WHERE tenant_id = ? AND user_id = ?", args).rowcount
+            # The tenant's community documents name their top members by node key (which holds the
+            # entity's name): the purged user's keys leave them too.
+            mine = node_key(scope, "")
+            for community_id, doc in conn.execute(
+                "SELECT community_id, doc FROM communities WHERE tenant_id = ? AND instr(top_members, ?) > 0",
+                (scope.tenant_id, json.dumps(mine)[:-1]),
+            ).fetchall():
+                kept = json.loads(doc)
+                kept["top_members"] = [k for k in kept.get("top_members", []) if not k.startswith(mine)]
+                conn.execute(
+                    "UPDATE communities SET top_members = ?, doc = ? WHERE tenant_id = ? AND community_id = ?",
+                    (json.dumps(kept["top_members"]), json.dumps(kept), scope.tenant_id, community_id),
+                )
         return removed
 
     # -- reads -------------------------------------------------------------------------------------

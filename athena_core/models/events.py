@@ -1,10 +1,12 @@
 """Events: what agents post (SPEC S2 StoreEvent / StoreInteraction) and what the event log keeps (S3)."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from athena_core.models.text import Metadata, Text
 
 
 class EventRole(StrEnum):
@@ -39,6 +41,26 @@ def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+# SPEC S2: a client timestamp lies between 1970 and 100 years ahead; anything else is a 422 naming it, since
+# the pipeline computes with these times (windows, gaps, heat) and must never meet one it cannot handle.
+EARLIEST_TIMESTAMP = datetime(1970, 1, 1, tzinfo=timezone.utc)
+MAX_FUTURE = timedelta(days=36525)  # 100 years
+
+
+def check_timestamp(value: datetime | None) -> datetime | None:
+    """The one timestamp rule of every write body: converted to UTC, and within the sane range."""
+    if value is None:
+        return None
+    try:
+        utc = as_utc(value)
+    except (OverflowError, ValueError) as exc:  # e.g. 9999-12-31T23:59:59-05:00 is past datetime.max in UTC
+        raise ValueError("cannot be converted to UTC: out of range") from exc
+    latest = utc_now() + MAX_FUTURE
+    if not EARLIEST_TIMESTAMP <= utc <= latest:
+        raise ValueError(f"must lie between 1970-01-01T00:00:00Z and 100 years from now ({latest:%Y-%m-%d})")
+    return utc
+
+
 class EventIn(BaseModel):
     """Body of StoreEvent. Sizes are checked by the route so they can answer 413, not 422."""
 
@@ -46,16 +68,16 @@ class EventIn(BaseModel):
 
     role: EventRole = EventRole.system
     type: EventType
-    content: str
-    metadata: dict[str, str] = {}
+    content: Text
+    metadata: Metadata = {}
     timestamp: datetime | None = None
-    payload: str | None = Field(default=None, description="base64-encoded blob, at most 10 MiB decoded")
-    mime_type: str | None = None
+    payload: Text | None = Field(default=None, description="base64-encoded blob, at most 10 MiB decoded")
+    mime_type: Text | None = Field(default=None, max_length=255)
 
     @field_validator("timestamp")
     @classmethod
     def _utc(cls, value: datetime | None) -> datetime | None:
-        return None if value is None else as_utc(value)
+        return check_timestamp(value)
 
     @property
     def is_empty_user_message(self) -> bool:
@@ -68,9 +90,9 @@ class InteractionIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    user_message: str
-    agent_response: str | None = None
-    metadata: dict[str, str] = {}
+    user_message: Text
+    agent_response: Text | None = None
+    metadata: Metadata = {}
     timestamp: datetime | None = None
 
     @field_validator("user_message")
@@ -83,7 +105,7 @@ class InteractionIn(BaseModel):
     @field_validator("timestamp")
     @classmethod
     def _utc(cls, value: datetime | None) -> datetime | None:
-        return None if value is None else as_utc(value)
+        return check_timestamp(value)
 
 
 class Event(BaseModel):

@@ -1,12 +1,33 @@
 """Identity and scope (SPEC S1): tenant → user → agent, carried by every key, document and query."""
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints
 
-# No ':' so that Redis keys like stm:{tenant}:{user}:{agent} can never collide across scopes.
-ScopeId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.@\-]{1,128}$")]
+# The one id rule (SPEC S1), shared by request bodies (422) and JWT claims / API-key tenants (401, start-up
+# error). Ids are opaque names with no path meaning: ASCII letters, digits and `_ . @ -`, starting with a
+# letter or digit (so `.`, `..`, `.x`, `-x` are refused), at most 128 characters. No ':' either, so Redis keys
+# like stm:{tenant}:{user}:{agent} can never collide across scopes, and no separator of any kind.
+SCOPE_ID_REGEX = r"^[A-Za-z0-9][A-Za-z0-9_.@\-]{0,127}$"
+SCOPE_ID_PATTERN = re.compile(SCOPE_ID_REGEX)
+SCOPE_ID_RULE = "must be 1-128 characters of A-Z a-z 0-9 _ . @ -, starting with a letter or digit"
+
+
+def is_scope_id(value: object) -> bool:
+    return isinstance(value, str) and SCOPE_ID_PATTERN.fullmatch(value) is not None
+
+
+def check_scope_id(value: object) -> str:
+    """Return `value` when it is a valid scope id, else raise ValueError (pydantic turns it into a 422)."""
+    if not is_scope_id(value):
+        raise ValueError(SCOPE_ID_RULE)
+    return value  # type: ignore[return-value]
+
+
+# The pattern is kept in the schema (OpenAPI) and enforced again by `check_scope_id` (fullmatch: no `$` slack).
+ScopeId = Annotated[str, StringConstraints(pattern=SCOPE_ID_REGEX), AfterValidator(check_scope_id)]
 
 
 class UserScope(BaseModel):

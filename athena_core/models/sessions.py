@@ -6,6 +6,7 @@ from datetime import datetime
 from pydantic import BaseModel, ConfigDict
 
 from athena_core.models.scope import AgentScope, ScopeId
+from athena_core.models.text import Metadata
 
 
 class SessionCreate(BaseModel):
@@ -16,7 +17,7 @@ class SessionCreate(BaseModel):
     tenant_id: ScopeId | None = None  # may be left out when the credential carries it
     user_id: ScopeId | None = None
     agent_id: ScopeId | None = None  # default "default", or the credential's agent_id
-    metadata: dict[str, str] = {}
+    metadata: Metadata = {}  # strict UTF-8; sizes are checked by the route (413/422 naming the field)
 
 
 class Session(BaseModel):

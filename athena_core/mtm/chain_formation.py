@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Literal
 
 from athena_core import metrics
@@ -29,6 +29,31 @@ from athena_core.stores.ports import DocumentStore, VectorIndex
 log = logging.getLogger(__name__)
 
 Outcome = Literal["created", "merged", "rejected", "already"]
+
+EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
+
+
+def window_start(anchor: datetime, window: timedelta) -> datetime:
+    """`anchor - window`, clamped at the calendar's start: a valid year-1 timestamp must not overflow."""
+    try:
+        return anchor - window
+    except OverflowError:
+        return EARLIEST
+
+
+def encodable(value: str) -> str:
+    """A string as UTF-8 can carry it: a lone surrogate (valid in Python, not in UTF-8 or JSON) becomes
+    U+FFFD, so one bad session value cannot break every formation of the user."""
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def clean_metadata(metadata: dict) -> dict[str, str]:
+    """Session metadata as a chain can store it (a string map): keys and values made encodable."""
+    return {encodable(str(key)): encodable(str(value)) for key, value in metadata.items() if value is not None}
 
 
 @dataclass(frozen=True)
@@ -131,7 +156,8 @@ class ChainFormer:
         """The user's active chains of the last 72 h (before the segment) plus the nearest by vector."""
         user = scope.user_scope
         recent = self.documents.recent_chains(
-            user, since=anchor - timedelta(hours=self.settings.merge_window_h), limit=self.settings.merge_recent_limit
+            user, since=window_start(anchor, timedelta(hours=self.settings.merge_window_h)),
+            limit=self.settings.merge_recent_limit,
         )
         vector = self.embedder.embed([text])[0]
         nearest_ids = [hit.chain_id for hit in self.vectors.search(user, vector, self.settings.merge_nearest)]
@@ -158,7 +184,7 @@ class ChainFormer:
             tau_hours=self.settings.heat_tau_hours,
         )
         session = self.documents.get_session(events[0].session_id)
-        metadata = {**(existing.metadata if existing else {}), **(session.metadata if session else {})}
+        metadata = clean_metadata({**(existing.metadata if existing else {}), **(session.metadata if session else {})})
         agent_ids = sorted({*(existing.agent_ids if existing else []), *(e.agent_id for e in events)})
         return Chain(
             chain_id=chain_id, tenant_id=scope.tenant_id, user_id=scope.user_id, agent_ids=agent_ids,

@@ -51,7 +51,9 @@ def page_of(chain: Chain, similarity: float | None) -> ChainPage:
 
 
 def matches_filter(metadata: dict[str, str], wanted: dict[str, str] | None) -> bool:
-    """SPEC S2: every pair of the filter must be equal in the chain's metadata."""
+    """SPEC S2: every pair of the filter is equal in this metadata (an event's, or a chain's, which holds
+    its sessions' metadata). SearchMemory decides which metadata a result is tested on
+    (`HybridSearch._filtered`)."""
     return not wanted or all(metadata.get(k) == v for k, v in wanted.items())
 
 

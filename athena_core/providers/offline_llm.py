@@ -59,11 +59,24 @@ def line_weight(line: TranscriptLine) -> float:
 
 
 def transcript_sentences(transcript: list[TranscriptLine]) -> list[Sentence]:
-    """Every event's content split into sentences, in transcript order."""
-    return [
+    """Every event's content split into sentences, in transcript order.
+
+    `split_sentences` keeps only parts with a Latin letter or digit; a segment written wholly in another
+    script (Hebrew, Arabic, CJK) or in emoji would have none and could never be summarised, so it stays
+    pending for good (issue 12: whatever is accepted must be processable). Then every non-blank line counts.
+    """
+    sentences = [
         Sentence(text, i, line.role, line_weight(line))
         for i, line in enumerate(transcript)
         for text in split_sentences(line.content)
+    ]
+    if sentences:
+        return sentences
+    return [
+        Sentence(text.strip(), i, line.role, line_weight(line))
+        for i, line in enumerate(transcript)
+        for text in line.content.splitlines()
+        if text.strip()
     ]
 
 
@@ -507,9 +520,13 @@ class OfflineLLM:
 
         `tenant_id` is accepted for interface parity (the openai provider counts tokens per tenant).
         """
+        if not transcript:
+            raise ValueError("cannot form a chain from an empty transcript (no events)")
         sentences = transcript_sentences(transcript)
         if not sentences:
-            raise ValueError("cannot form a chain from an empty transcript (no event has any text)")
+            # Only blank contents (accepted: only an empty *user message* is refused at the door): an empty
+            # formation, which the quality gate rejects, so the segment's events leave `pending`.
+            return ChainFormation(topic="", subtopics=[], summary="", entities=[], intrinsic_importance=0.0)
         texts = [s.text for s in sentences]
         vectors = tfidf_matrix([sentence_terms(tokens(t)) for t in texts])
         centrality = textrank(vectors @ vectors.T)

@@ -20,6 +20,7 @@ as excerpts (their best-matching sentences), so the budget holds more of the evi
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -43,6 +44,7 @@ from athena_core.settings import Settings
 from athena_core.stores.ports import LexicalIndex, VectorIndex
 
 SourceType = Literal["chain", "event", "fact"]
+FILTER_EVENT_SCAN = 5000  # with a `filter`: most events read from the log to test the candidate chains' events
 
 
 class TimeSpan(BaseModel):
@@ -176,8 +178,10 @@ class HybridSearch:
             scope, list(dict.fromkeys([*event_lexical, *cosine])))
             if e.status == EventStatus.consolidated and e.chain_id}
         chain_ids = list(dict.fromkeys([*chain_lexical, *chain_cosine, *(e.chain_id for e in events.values())]))
-        chains = {c.chain_id: c for c in self.documents.get_chains(scope, chain_ids)
-                  if c.status == ChainStatus.active and matches_filter(c.metadata, metadata_filter)}
+        chains = {c.chain_id: c for c in self.documents.get_chains(scope, chain_ids) if c.status == ChainStatus.active}
+        keep_event = None
+        if metadata_filter:
+            events, chains, keep_event = self._filtered(scope, events, chains, metadata_filter)
 
         k = s.search_rrf_k
         chain_fused = reciprocal_rank_fusion(
@@ -189,7 +193,7 @@ class HybridSearch:
              "dense": [e for e in event_dense if e in events and events[e].chain_id in chains]},
             {"lexical": s.search_weight_lexical, "dense": s.search_weight_dense}, k)
 
-        event_scores = self._with_neighbours(scope, event_fused, events, chains)
+        event_scores = self._with_neighbours(scope, event_fused, events, chains, keep_event)
 
         candidates: list[_Candidate] = []
         for fused in chain_fused:
@@ -250,8 +254,34 @@ class HybridSearch:
                 for c in missing:
                     c.hit.similarity_score = _round(found.get(c.hit.source_id))
 
+    def _filtered(self, scope: UserScope, events: dict[str, Event], chains: dict[str, Chain],
+                  wanted: dict[str, str]) -> tuple[dict[str, Event], dict[str, Chain], "Callable[[Event], bool]"]:
+        """SearchMemory's metadata `filter` (SPEC S2: all pairs equal, on event and session metadata).
+
+        - an event is kept when its own metadata matches, or its chain's metadata does (a chain carries
+          its sessions' metadata);
+        - a chain (its summary) is kept when its metadata matches, or any of its events' metadata does
+          (read from the log for chains none of whose found events matched), so a topic the filtered
+          events belong to is shown with them.
+        Facts are not filtered (graph facts carry no metadata). Returns the kept events and chains and
+        the event test (for neighbours loaded later).
+        """
+        def keep_event(event: Event) -> bool:
+            chain = chains.get(event.chain_id or "")
+            return matches_filter(event.metadata, wanted) or (chain is not None and matches_filter(chain.metadata, wanted))
+
+        kept_events = {i: e for i, e in events.items() if keep_event(e)}
+        kept_chains = {c.chain_id: c for c in chains.values()
+                       if matches_filter(c.metadata, wanted) or any(e.chain_id == c.chain_id for e in kept_events.values())}
+        unknown = [i for c in chains.values() if c.chain_id not in kept_chains for i in c.event_ids if i not in events]
+        for event in self.documents.get_events(scope, unknown[:FILTER_EVENT_SCAN]) if unknown else []:
+            if event.chain_id in chains and event.chain_id not in kept_chains and matches_filter(event.metadata, wanted):
+                kept_chains[event.chain_id] = chains[event.chain_id]
+        return kept_events, kept_chains, keep_event
+
     def _with_neighbours(self, scope: UserScope, fused: list[Fused], events: dict[str, Event],
-                         chains: dict[str, Chain]) -> dict[str, tuple[float, list[str]]]:
+                         chains: dict[str, Chain],
+                         keep_event: "Callable[[Event], bool] | None" = None) -> dict[str, tuple[float, list[str]]]:
         """event id → (score, retrievers), where each found event lends a share of its score to the events
         just before and after it in its chain: an answer often sits in the reply next to the matching turn.
         Neighbours not found by any retriever are loaded and marked found by "neighbour"."""
@@ -272,7 +302,8 @@ class HybridSearch:
                     lent[chain.event_ids[j]] += share * f.score
         missing = [e for e in lent if e not in events]
         for event in self.documents.get_events(scope, missing) if missing else []:
-            if event.status == EventStatus.consolidated and event.chain_id in chains:
+            if event.status == EventStatus.consolidated and event.chain_id in chains and (
+                    keep_event is None or keep_event(event)):
                 events[event.event_id] = event
         for event_id, extra in lent.items():
             if event_id not in events:

@@ -73,12 +73,20 @@ class StmWindow:
         self._push = client.register_script(PUSH_SCRIPT)
 
     def push(self, scope: AgentScope, event: Event) -> int:
-        """Coalesce-or-push one durable event; returns the head slot's coalesced_count."""
+        """Coalesce-or-push one durable event; returns the head slot's coalesced_count, or 0 when the
+        event is already in the window (the push is idempotent: retries and rebuild races are safe)."""
         slot = WindowEvent.from_event(event).model_dump_json()
-        return int(self._push(keys=[stm_key(scope)], args=[slot, self.window, self.ttl_s]))
+        return int(self._push(keys=[stm_key(scope)], args=[slot, self.window, self.ttl_s, event.event_id]))
 
     def read(self, scope: AgentScope, limit: int | None = None) -> tuple[list[WindowEvent], str]:
-        """Chronological window and where it came from: `redis`, `rebuilt`, or `event_log` (Redis down)."""
+        """Chronological window and where it came from: `redis`, `rebuilt`, or `event_log` (Redis down).
+
+        A window that exists but misses the scope's newest logged event is stale — Redis restarted from
+        an AOF older than writes made during its outage, or a push failed — and is rebuilt from the log.
+        The check costs one indexed LIMIT 1 query on (scope, timestamp, event_id). (A client backfilling
+        more than a window of events older than the newest one makes reads rebuild until it stops: the
+        rebuilt window holds the newest events by timestamp, which is what the window means.)
+        """
         limit = self.window if limit is None else min(limit, self.window)
         try:
             raw = self.redis.lrange(stm_key(scope), 0, self.window - 1)
@@ -89,10 +97,20 @@ class StmWindow:
             return list(reversed(slots[:limit])), "event_log"
         if raw:
             slots = [WindowEvent.model_validate_json(item) for item in raw]
-            return list(reversed(slots[:limit])), "redis"
+            if self._holds_newest(scope, slots):
+                return list(reversed(slots[:limit])), "redis"
+            log.warning("STM window of %s misses the newest logged event; rebuilding it from the log", scope.key)
         slots = self.rebuild(scope)
         metrics.STM_REBUILDS.labels("rebuilt").inc()
         return list(reversed(slots[:limit])), "rebuilt"
+
+    def _holds_newest(self, scope: AgentScope, slots: list[WindowEvent]) -> bool:
+        """The log's newest event of the scope is in the window (a slot's event_id or last_event_id)."""
+        newest = self.documents.recent_events(scope, 1)
+        if not newest:
+            return True
+        wanted = newest[0].event_id
+        return any(wanted in (s.event_id, s.last_event_id) for s in slots)
 
     def _slots_from_log(self, scope: AgentScope) -> list[WindowEvent]:
         recent = self.documents.recent_events(scope, self.window * REBUILD_LOOKBACK)

@@ -8,13 +8,14 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from pymongo import ASCENDING, DESCENDING
-from pymongo.errors import BulkWriteError, DuplicateKeyError
+from pymongo import ASCENDING, DESCENDING, ReturnDocument
+from pymongo.errors import BulkWriteError, DuplicateKeyError, OperationFailure
 
 from athena_core.models.chains import Chain, ChainStatus
 from athena_core.models.events import Event, EventStatus
 from athena_core.models.scope import AgentScope, UserScope
 from athena_core.models.sessions import Session
+from athena_core.stores.ports import IdempotencyRecord, InvalidRow, scopes_from_rows
 
 
 def _us(value: datetime | None) -> int | None:
@@ -112,6 +113,17 @@ class MongoDocuments:
         )
         self.sessions.create_index([("tenant_id", ASCENDING), ("user_id", ASCENDING)], name="sessions_by_user")
         self.events.create_index([("tenant_id", ASCENDING), ("status", ASCENDING)], name="events_pending_by_tenant")
+        # Indexing is state (SPEC S7): consolidated events without `indexed_at_us` (missing counts as null,
+        # so events stored before the field are indexed once by the sweep), per user and globally by age.
+        self.events.create_index(
+            [("tenant_id", ASCENDING), ("user_id", ASCENDING), ("status", ASCENDING), ("indexed_at_us", ASCENDING),
+             ("timestamp_us", ASCENDING)],
+            name="events_unindexed_by_user",
+        )
+        self.events.create_index(
+            [("status", ASCENDING), ("indexed_at_us", ASCENDING), ("received_at_us", ASCENDING)],
+            name="events_unindexed",
+        )
 
     def ping(self) -> None:
         self.db.command("ping")
@@ -206,6 +218,16 @@ class MongoDocuments:
             f["status"] = status.value
         return self.events.count_documents(f)
 
+    def unindexed_events(self, scope: UserScope, limit: int) -> list[Event]:
+        f = {"tenant_id": scope.tenant_id, "user_id": scope.user_id, "status": "consolidated", "indexed_at_us": None}
+        return [_event_from_doc(d) for d in self.events.find(f).sort(CHRONOLOGICAL).limit(limit)]
+
+    def mark_indexed(self, scope: UserScope, event_ids: list[str], at: datetime) -> int:
+        if not event_ids:
+            return 0
+        f = {"tenant_id": scope.tenant_id, "user_id": scope.user_id, "_id": {"$in": list(event_ids)}}
+        return self.events.update_many(f, {"$set": {"indexed_at_us": _us(at)}}).matched_count
+
     def count_pending_for_tenant(self, tenant_id: str, cap: int) -> int:
         return self.events.count_documents({"tenant_id": tenant_id, "status": "pending"}, limit=cap)
 
@@ -281,6 +303,8 @@ class MongoDocuments:
             "sessions": self.sessions.delete_many(f).deleted_count,
             "events": self.events.delete_many(f).deleted_count,
             "chains": self.chains.delete_many(f).deleted_count,
+            "idempotency_keys": self.db["idempotency_keys"].delete_many(f).deleted_count,
+            "dead_letters": self.dead.delete_many(f).deleted_count,
         }
 
     # -- operator sweeps ---------------------------------------------------------------------------
@@ -296,7 +320,8 @@ class MongoDocuments:
         cursor = self.chains.find(f).sort([("tenant_id", ASCENDING), ("user_id", ASCENDING), ("_id", ASCENDING)])
         return [Chain.model_validate(d["doc"]) for d in cursor.limit(limit)]
 
-    def idle_pending_scopes(self, received_before: datetime, limit: int = 1000) -> list[AgentScope]:
+    def idle_pending_scopes(self, received_before: datetime, limit: int = 1000,
+                            on_invalid: InvalidRow | None = None) -> list[AgentScope]:
         pipeline = [
             {"$match": {"status": "pending"}},
             {"$group": {"_id": {"t": "$tenant_id", "u": "$user_id", "a": "$agent_id"},
@@ -304,26 +329,38 @@ class MongoDocuments:
             {"$match": {"newest": {"$lt": _us(received_before)}}},
             {"$limit": limit},
         ]
-        return [
-            AgentScope(tenant_id=d["_id"]["t"], user_id=d["_id"]["u"], agent_id=d["_id"]["a"])
-            for d in self.events.aggregate(pipeline)
-        ]
+        return self._scopes(pipeline, on_invalid)
 
-    def unseen_pending_scopes(self, received_before: datetime, limit: int = 1000) -> list[AgentScope]:
+    def unseen_pending_scopes(self, received_before: datetime, limit: int = 1000,
+                              on_invalid: InvalidRow | None = None) -> list[AgentScope]:
         pipeline = [
             {"$match": {"status": "pending", "seen_at_us": None, "received_at_us": {"$lt": _us(received_before)}}},
             {"$group": {"_id": {"t": "$tenant_id", "u": "$user_id", "a": "$agent_id"}}},
             {"$limit": limit},
         ]
-        return [
-            AgentScope(tenant_id=d["_id"]["t"], user_id=d["_id"]["u"], agent_id=d["_id"]["a"])
-            for d in self.events.aggregate(pipeline)
-        ]
+        return self._scopes(pipeline, on_invalid)
 
-    def record_dead_letter(self, task_name: str, task_id: str, args: object, error: str) -> None:
+    def unindexed_scopes(self, received_before: datetime, limit: int = 1000,
+                         on_invalid: InvalidRow | None = None) -> list[UserScope]:
+        pipeline = [
+            {"$match": {"status": "consolidated", "indexed_at_us": None,
+                        "received_at_us": {"$lt": _us(received_before)}}},
+            {"$group": {"_id": {"t": "$tenant_id", "u": "$user_id"}}},
+            {"$limit": limit},
+        ]
+        rows = [(d["_id"].get("t"), d["_id"].get("u")) for d in self.events.aggregate(pipeline)]
+        return scopes_from_rows(rows, lambda t, u: UserScope(tenant_id=t, user_id=u), on_invalid)
+
+    def _scopes(self, pipeline: list[dict], on_invalid: InvalidRow | None) -> list[AgentScope]:
+        rows = [(d["_id"].get("t"), d["_id"].get("u"), d["_id"].get("a")) for d in self.events.aggregate(pipeline)]
+        return scopes_from_rows(rows, lambda t, u, a: AgentScope(tenant_id=t, user_id=u, agent_id=a), on_invalid)
+
+    def record_dead_letter(self, task_name: str, task_id: str, args: object, error: str,
+                           scope: UserScope | None = None) -> None:
         self.dead.insert_one(
             {"task_name": task_name, "task_id": task_id, "args": args, "error": error,
-             "failed_at_us": _us(datetime.now(timezone.utc))}
+             "failed_at_us": _us(datetime.now(timezone.utc)),
+             "tenant_id": scope.tenant_id if scope else None, "user_id": scope.user_id if scope else None}
         )
 
     def dead_letters(self, limit: int = 100) -> list[dict]:
@@ -333,3 +370,52 @@ class MongoDocuments:
              "failed_at": _from_us(d["failed_at_us"])}
             for d in cursor
         ]
+
+    # -- idempotency keys (SPEC S2) ----------------------------------------------------------------
+    def _idempotency(self, ttl_s: float) -> Any:
+        """The `idempotency_keys` collection: unique on (tenant_id, key); a TTL index removes expired
+        records (within a minute or so; a claim also treats an expired record as absent)."""
+        if getattr(self, "_idempotency_ready", False):
+            return self.db["idempotency_keys"]
+        keys = self.db["idempotency_keys"]
+        keys.create_index([("tenant_id", ASCENDING), ("key", ASCENDING)], unique=True, name="idempotency_key")
+        keys.create_index([("tenant_id", ASCENDING), ("user_id", ASCENDING)], name="idempotency_by_user")
+        try:
+            keys.create_index([("created_at", ASCENDING)], expireAfterSeconds=int(ttl_s), name="idempotency_ttl")
+        except OperationFailure:  # an index made with another TTL: the claim's own expiry check still holds
+            pass
+        self._idempotency_ready = True
+        return keys
+
+    def claim_idempotency_key(
+        self, tenant_id: str, user_id: str, key: str, request_hash: str, planned_event_ids: list[str],
+        now: datetime, ttl_s: float = 86400,
+    ) -> IdempotencyRecord:
+        keys = self._idempotency(ttl_s)
+        fresh = {"tenant_id": tenant_id, "key": key, "user_id": user_id, "request_hash": request_hash,
+                 "event_ids": list(planned_event_ids), "created_at": now, "created_at_us": _us(now)}
+        cutoff_us = _us(now) - int(ttl_s * 1_000_000)
+        for _ in range(5):  # each turn either returns or saw the record change under it
+            try:
+                keys.insert_one(dict(fresh))
+                return _idempotency_record(fresh)
+            except DuplicateKeyError:
+                pass
+            existing = keys.find_one({"tenant_id": tenant_id, "key": key})
+            if existing is None:
+                continue  # expired and removed between the insert and the read
+            if existing["created_at_us"] >= cutoff_us:
+                return _idempotency_record(existing)
+            taken = keys.find_one_and_update(  # expired: take the key over, unless another claim just did
+                {"_id": existing["_id"], "created_at_us": existing["created_at_us"]}, {"$set": fresh},
+                return_document=ReturnDocument.AFTER,
+            )
+            if taken is not None:
+                return _idempotency_record(taken)
+        raise RuntimeError(f"could not claim idempotency key {key!r}: it kept changing")
+
+
+def _idempotency_record(d: dict[str, Any]) -> IdempotencyRecord:
+    return IdempotencyRecord(tenant_id=d["tenant_id"], user_id=d["user_id"], key=d["key"],
+                             request_hash=d["request_hash"], event_ids=list(d["event_ids"]),
+                             created_at=_from_us(d["created_at_us"]))

@@ -6,6 +6,8 @@ which return scopes and then act scope by scope.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -16,6 +18,18 @@ from athena_core.models.sessions import Session
 
 if TYPE_CHECKING:
     import numpy as np
+
+
+@dataclass(frozen=True)
+class IdempotencyRecord:
+    """What an Idempotency-Key stands for: the first request's hash and the event ids it was given."""
+
+    tenant_id: str
+    user_id: str
+    key: str
+    request_hash: str
+    event_ids: list[str]
+    created_at: datetime
 
 
 @runtime_checkable
@@ -59,6 +73,12 @@ class DocumentStore(Protocol):
 
     def count_events(self, scope: AgentScope, status: EventStatus | None = None) -> int: ...
 
+    def unindexed_events(self, scope: UserScope, limit: int) -> list[Event]:
+        """The user's consolidated events not yet marked indexed (SPEC S7: indexing is state), chronological."""
+
+    def mark_indexed(self, scope: UserScope, event_ids: list[str], at: datetime) -> int:
+        """Record that these events of the user (and their chains) are in the search indexes."""
+
     def count_pending_for_tenant(self, tenant_id: str, cap: int) -> int:
         """Pending events of a tenant, counting at most `cap` (admission control needs only "over?")."""
 
@@ -91,23 +111,67 @@ class DocumentStore(Protocol):
         """Freeze an active chain (S7): status archived, archived_at. False if it was not active."""
 
     def delete_user(self, scope: UserScope) -> dict[str, int]:
-        """Purge (SPEC S7.4): the user's sessions, events and chains. Returns counts per kind."""
+        """Purge (SPEC S7.4): the user's sessions, events, chains, idempotency keys and dead letters.
+        Returns counts per kind."""
 
     # Operator sweeps (unscoped by nature: they return scopes, then work scope by scope)
     def active_chains_page(self, after: tuple[str, str, str] | None, limit: int) -> list[Chain]:
         """Active chains of every tenant ordered by (tenant, user, chain_id), after the given position:
         the promoter and archiver walk them in batches."""
 
-    def idle_pending_scopes(self, received_before: datetime, limit: int = 1000) -> list[AgentScope]:
+    # A sweep never raises for one bad row: ids that form no scope are left out and passed to `on_invalid`
+    # (ids tuple, error); without a callback they are logged.
+    def idle_pending_scopes(self, received_before: datetime, limit: int = 1000,
+                            on_invalid: "InvalidRow | None" = None) -> list[AgentScope]:
         """Scopes whose pending events are all older than the cut-off (received time): idle segments."""
 
-    def unseen_pending_scopes(self, received_before: datetime, limit: int = 1000) -> list[AgentScope]:
+    def unseen_pending_scopes(self, received_before: datetime, limit: int = 1000,
+                              on_invalid: "InvalidRow | None" = None) -> list[AgentScope]:
         """Scopes holding pending events the pipeline has never seen, received before the cut-off."""
 
-    def record_dead_letter(self, task_name: str, task_id: str, args: object, error: str) -> None:
-        """Keep a task that exhausted its retries where operators can see it (SPEC S7)."""
+    def unindexed_scopes(self, received_before: datetime, limit: int = 1000,
+                         on_invalid: "InvalidRow | None" = None) -> list[UserScope]:
+        """Users holding consolidated, not indexed events received before the cut-off (the index sweep)."""
+
+    def record_dead_letter(self, task_name: str, task_id: str, args: object, error: str,
+                           scope: UserScope | None = None) -> None:
+        """Keep a task that exhausted its retries where operators can see it (SPEC S7). With the user
+        `scope` it worked for, so a purge removes it too (its error may quote the user's text)."""
 
     def dead_letters(self, limit: int = 100) -> list[dict]: ...
+
+    # Idempotency keys (SPEC S2): one record per (tenant_id, key), kept `ttl_s`
+    def claim_idempotency_key(
+        self, tenant_id: str, user_id: str, key: str, request_hash: str, planned_event_ids: list[str],
+        now: datetime, ttl_s: float = 86400,
+    ) -> "IdempotencyRecord":
+        """Atomically insert (tenant_id, key) → {request_hash, planned_event_ids, created_at=now} unless a
+        live record exists (created within `ttl_s` of `now`), and return whichever record holds the key.
+        An expired record is replaced. No multi-document transaction: the route then (re)writes the
+        returned event ids, and append_events ignores ids already written."""
+
+
+InvalidRow = Callable[[tuple, Exception], None]
+
+
+def scopes_from_rows(rows, make: Callable[..., UserScope], on_invalid: InvalidRow | None) -> list:
+    """Build one scope per row of ids; a row that forms no scope is reported and skipped, never raised."""
+    import logging
+
+    from pydantic import ValidationError
+
+    scopes = []
+    for ids in rows:
+        ids = tuple(ids)
+        try:
+            scopes.append(make(*ids))
+        except (ValidationError, ValueError, TypeError) as exc:
+            if on_invalid is not None:
+                on_invalid(ids, exc)
+            else:
+                logging.getLogger(__name__).warning("skipping event-log row %r: it forms no scope (%s)", ids,
+                                                    type(exc).__name__)
+    return scopes
 
 
 class VectorHit(tuple):

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from datetime import datetime, timezone
 
 from athena_core.models.chains import Chain, ChainStatus
 from athena_core.models.events import Event, EventStatus
 from athena_core.models.scope import AgentScope, UserScope
 from athena_core.models.sessions import Session
+from athena_core.stores.ports import IdempotencyRecord, InvalidRow, scopes_from_rows
 from athena_core.stores.sqlite_file import SqliteAdapter
 
 SCHEMA = """
@@ -27,7 +29,8 @@ CREATE TABLE IF NOT EXISTS events (
     role TEXT NOT NULL, type TEXT NOT NULL, content TEXT NOT NULL, metadata TEXT NOT NULL,
     timestamp REAL NOT NULL, received_at REAL NOT NULL,
     status TEXT NOT NULL, chain_id TEXT, seen_at REAL,
-    blob_uri TEXT, mime_type TEXT
+    blob_uri TEXT, mime_type TEXT,
+    indexed_at REAL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS events_by_scope_time ON events (tenant_id, user_id, agent_id, timestamp, event_id);
 CREATE INDEX IF NOT EXISTS events_by_scope_status ON events (tenant_id, user_id, agent_id, status, timestamp);
@@ -46,6 +49,14 @@ CREATE TABLE IF NOT EXISTS dead_letters (
     failed_at REAL NOT NULL
 );
 """
+
+# Indexing is state (SPEC S7): `indexed_at` is set once an event and its chain are in the search indexes.
+# Databases from before the column get it on open (ALTER TABLE); their consolidated events then read as
+# not indexed, and the index sweep (re)indexes them once, which repairs any gap they had.
+UNINDEXED_INDEX = (
+    "CREATE INDEX IF NOT EXISTS events_unindexed ON events (tenant_id, user_id, received_at) "
+    "WHERE status = 'consolidated' AND indexed_at IS NULL"
+)
 
 EVENT_COLUMNS = (
     "event_id, tenant_id, user_id, agent_id, session_id, role, type, content, metadata, "
@@ -82,15 +93,53 @@ def _event_from_row(row: sqlite3.Row) -> Event:
     )
 
 
+def _agent_scope(tenant_id: str, user_id: str, agent_id: str) -> AgentScope:
+    return AgentScope(tenant_id=tenant_id, user_id=user_id, agent_id=agent_id)
+
+
+def _user_scope(tenant_id: str, user_id: str) -> UserScope:
+    return UserScope(tenant_id=tenant_id, user_id=user_id)
+
+
 def _placeholders(values: list) -> str:
     return ",".join("?" * len(values))
+
+
+# Idempotency keys (SPEC S2): (tenant, key) → the first request's hash and event ids; expired rows are
+# deleted lazily by a claim, at most once per IDEMPOTENCY_SWEEP_EVERY_S per process.
+IDEMPOTENCY_SCHEMA = """
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+    tenant_id TEXT NOT NULL, key TEXT NOT NULL, user_id TEXT NOT NULL,
+    request_hash TEXT NOT NULL, event_ids TEXT NOT NULL, created_at REAL NOT NULL,
+    PRIMARY KEY (tenant_id, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS idempotency_keys_by_age ON idempotency_keys (created_at);
+CREATE INDEX IF NOT EXISTS idempotency_keys_by_user ON idempotency_keys (tenant_id, user_id);
+"""
+IDEMPOTENCY_SWEEP_EVERY_S = 60.0
 
 
 class SqliteDocuments(SqliteAdapter):
     """Implements `DocumentStore` on one SQLite file."""
 
     engine = "sqlite"
-    schema = SCHEMA
+    schema = SCHEMA + IDEMPOTENCY_SCHEMA
+
+    def __init__(self, path, synchronous: str = "NORMAL") -> None:  # noqa: ANN001 - as SqliteAdapter
+        super().__init__(path, synchronous)
+        self._add_indexed_at()
+
+    def _add_indexed_at(self) -> None:
+        """Bring a database from before `indexed_at` up to date (once; concurrent openers queue)."""
+        with self._write() as conn:
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(events)")}
+            if "indexed_at" not in columns:
+                conn.execute("ALTER TABLE events ADD COLUMN indexed_at REAL")
+            conn.execute(UNINDEXED_INDEX)
+            letter_columns = {row[1] for row in conn.execute("PRAGMA table_info(dead_letters)")}
+            for column in ("tenant_id", "user_id"):  # the scope of a dead letter, so a purge removes it
+                if column not in letter_columns:
+                    conn.execute(f"ALTER TABLE dead_letters ADD COLUMN {column} TEXT")
 
     # -- sessions ----------------------------------------------------------------------------------
     def create_session(self, session: Session) -> None:
@@ -199,6 +248,24 @@ class SqliteDocuments(SqliteAdapter):
             params.append(status.value)
         return self._conn().execute(sql, params).fetchone()[0]
 
+    def unindexed_events(self, scope: UserScope, limit: int) -> list[Event]:
+        rows = self._conn().execute(
+            f"SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_unindexed WHERE tenant_id = ? AND user_id = ? "
+            "AND status = 'consolidated' AND indexed_at IS NULL ORDER BY timestamp, event_id LIMIT ?",
+            (scope.tenant_id, scope.user_id, limit),
+        )
+        return [_event_from_row(r) for r in rows]
+
+    def mark_indexed(self, scope: UserScope, event_ids: list[str], at: datetime) -> int:
+        if not event_ids:
+            return 0
+        with self._write() as conn:
+            return conn.execute(
+                f"UPDATE events SET indexed_at = ? WHERE +tenant_id = ? AND +user_id = ? "
+                f"AND event_id IN ({_placeholders(event_ids)})",
+                (_epoch(at), scope.tenant_id, scope.user_id, *event_ids),
+            ).rowcount
+
     def count_pending_for_tenant(self, tenant_id: str, cap: int) -> int:
         return self._conn().execute(
             "SELECT COUNT(*) FROM (SELECT 1 FROM events WHERE tenant_id = ? AND status = 'pending' LIMIT ?)",
@@ -301,6 +368,8 @@ class SqliteDocuments(SqliteAdapter):
                 "sessions": conn.execute(f"DELETE FROM sessions WHERE {where}", params).rowcount,
                 "events": conn.execute(f"DELETE FROM events WHERE {where}", params).rowcount,
                 "chains": conn.execute(f"DELETE FROM chains WHERE {where}", params).rowcount,
+                "idempotency_keys": conn.execute(f"DELETE FROM idempotency_keys WHERE {where}", params).rowcount,
+                "dead_letters": conn.execute(f"DELETE FROM dead_letters WHERE {where}", params).rowcount,
             }
 
     # -- operator sweeps ---------------------------------------------------------------------------
@@ -313,28 +382,42 @@ class SqliteDocuments(SqliteAdapter):
         )
         return [Chain.model_validate_json(r[0]) for r in rows]
 
-    def idle_pending_scopes(self, received_before: datetime, limit: int = 1000) -> list[AgentScope]:
+    def idle_pending_scopes(self, received_before: datetime, limit: int = 1000,
+                            on_invalid: InvalidRow | None = None) -> list[AgentScope]:
         rows = self._conn().execute(
             "SELECT tenant_id, user_id, agent_id FROM events WHERE status = 'pending' "
             "GROUP BY tenant_id, user_id, agent_id HAVING MAX(received_at) < ? LIMIT ?",
             (_epoch(received_before), limit),
         )
-        return [AgentScope(tenant_id=r[0], user_id=r[1], agent_id=r[2]) for r in rows]
+        return scopes_from_rows(rows, _agent_scope, on_invalid)
 
-    def unseen_pending_scopes(self, received_before: datetime, limit: int = 1000) -> list[AgentScope]:
+    def unseen_pending_scopes(self, received_before: datetime, limit: int = 1000,
+                              on_invalid: InvalidRow | None = None) -> list[AgentScope]:
         rows = self._conn().execute(
             "SELECT DISTINCT tenant_id, user_id, agent_id FROM events "
             "WHERE status = 'pending' AND seen_at IS NULL AND received_at < ? LIMIT ?",
             (_epoch(received_before), limit),
         )
-        return [AgentScope(tenant_id=r[0], user_id=r[1], agent_id=r[2]) for r in rows]
+        return scopes_from_rows(rows, _agent_scope, on_invalid)
 
-    def record_dead_letter(self, task_name: str, task_id: str, args: object, error: str) -> None:
+    def unindexed_scopes(self, received_before: datetime, limit: int = 1000,
+                         on_invalid: InvalidRow | None = None) -> list[UserScope]:
+        rows = self._conn().execute(
+            "SELECT DISTINCT tenant_id, user_id FROM events INDEXED BY events_unindexed "
+            "WHERE status = 'consolidated' AND indexed_at IS NULL AND received_at < ? LIMIT ?",
+            (_epoch(received_before), limit),
+        )
+        return scopes_from_rows(rows, _user_scope, on_invalid)
+
+    def record_dead_letter(self, task_name: str, task_id: str, args: object, error: str,
+                           scope: UserScope | None = None) -> None:
         with self._write() as conn:
             conn.execute(
-                "INSERT INTO dead_letters (task_name, task_id, args, error, failed_at) VALUES (?,?,?,?,?)",
+                "INSERT INTO dead_letters (task_name, task_id, args, error, failed_at, tenant_id, user_id) "
+                "VALUES (?,?,?,?,?,?,?)",
                 (task_name, task_id, json.dumps(args, default=str), error,
-                 datetime.now(timezone.utc).timestamp()),
+                 datetime.now(timezone.utc).timestamp(),
+                 scope.tenant_id if scope else None, scope.user_id if scope else None),
             )
 
     def dead_letters(self, limit: int = 100) -> list[dict]:
@@ -347,3 +430,31 @@ class SqliteDocuments(SqliteAdapter):
              "failed_at": _dt(r[4])}
             for r in rows
         ]
+
+    # -- idempotency keys (SPEC S2) ----------------------------------------------------------------
+    _idempotency_swept_at: float = 0.0  # monotonic time of this process's last expired-row delete
+
+    def claim_idempotency_key(
+        self, tenant_id: str, user_id: str, key: str, request_hash: str, planned_event_ids: list[str],
+        now: datetime, ttl_s: float = 86400,
+    ) -> IdempotencyRecord:
+        cutoff = _epoch(now) - ttl_s
+        with self._write() as conn:  # BEGIN IMMEDIATE: the read and the insert are one step for every process
+            if time.monotonic() - self._idempotency_swept_at > IDEMPOTENCY_SWEEP_EVERY_S:
+                conn.execute("DELETE FROM idempotency_keys WHERE created_at < ?", (cutoff,))  # by created_at index
+                self._idempotency_swept_at = time.monotonic()
+            row = conn.execute(
+                "SELECT user_id, request_hash, event_ids, created_at FROM idempotency_keys "
+                "WHERE tenant_id = ? AND key = ?", (tenant_id, key),
+            ).fetchone()
+            if row is not None and row["created_at"] >= cutoff:
+                return IdempotencyRecord(tenant_id, row["user_id"], key, row["request_hash"],
+                                         json.loads(row["event_ids"]), _dt(row["created_at"]))
+            conn.execute(  # absent, or expired: the key starts fresh
+                "INSERT INTO idempotency_keys (tenant_id, key, user_id, request_hash, event_ids, created_at) "
+                "VALUES (?,?,?,?,?,?) ON CONFLICT(tenant_id, key) DO UPDATE SET user_id = excluded.user_id, "
+                "request_hash = excluded.request_hash, event_ids = excluded.event_ids, "
+                "created_at = excluded.created_at",
+                (tenant_id, key, user_id, request_hash, json.dumps(list(planned_event_ids)), _epoch(now)),
+            )
+        return IdempotencyRecord(tenant_id, user_id, key, request_hash, list(planned_event_ids), now)

@@ -72,6 +72,14 @@ class SqliteLexical(SqliteAdapter):
         with self._write() as conn:
             return self._delete_rows(conn, "tenant_id = ? AND user_id = ?", (scope.tenant_id, scope.user_id))
 
+    def scrub(self, *, vacuum: bool, wait_s: float) -> str:
+        """After a purge. An FTS5 delete only adds delete markers: the deleted rows' terms stay in the older
+        index segments until they are merged. `optimize` merges every segment into one without them; then
+        the file is scrubbed like every SQLite file (VACUUM, WAL truncated)."""
+        with self._write() as conn:
+            conn.execute("INSERT INTO lexical_fts (lexical_fts) VALUES ('optimize')")
+        return "optimized, " + super().scrub(vacuum=vacuum, wait_s=wait_s)
+
     def _document_frequency(self, conn, token: str, term: str) -> int:
         """How many of the scope's docs hold `term`, counted up to `max_df` + 1 (cheap for rare terms)."""
         return conn.execute(

@@ -107,6 +107,10 @@ class SqliteVectors:
         self._conn().executescript(SCHEMA)
         self._check_dimension()
 
+    def scrub(self, *, vacuum: bool, wait_s: float) -> str:
+        """After a purge: VACUUM and an emptied WAL (`SqliteFile.scrub`)."""
+        return self._db.scrub(vacuum=vacuum, wait_s=wait_s)
+
     def close(self) -> None:
         self._db.close()
         with self._cache_lock:

@@ -2,9 +2,19 @@
 
 Each step takes and returns a small JSON dict, so the chain needs no result backend and any step can
 be re-run: chain ids derive from segments, merges are unions and events are re-checked for `pending`
-before they are summarised, so a redelivered task (late acks) repeats no work.
+before they are summarised, so a redelivered task (late acks) repeats no work. No step stores its
+result (`ignore_result`): results would keep the user's scope and event ids in Redis past a purge.
+Tests and operators watch state instead (events consolidated and indexed).
+
+The last step is state-driven (`indexing.index_user`): it indexes whatever of the user is consolidated
+and not indexed, not what the message names, so a lost step leaves no permanent gap (SPEC S7).
+The purge fence: `coalesce` records the run's start (`snapshot_at`); summarize writes nothing for a user
+purged since then.
 """
 from __future__ import annotations
+
+import logging
+import time
 
 from celery import chain
 from celery.canvas import Signature
@@ -15,15 +25,26 @@ from athena_core.models.scope import AgentScope
 from athena_core.mtm.calibration import calibration_for
 from athena_core.mtm.chain_formation import ChainFormer
 from athena_core.mtm.segmenter import BreakDetector, is_user_message, plan_segments
-from athena_core.models.chains import ChainStatus
+from athena_core.purge_fence import user_write_lock_name
 from athena_tasks.app import app
-from athena_tasks.base import AthenaTask
+from athena_tasks.base import AthenaTask, PermanentTaskError
+from athena_tasks.chains.indexing import fenced, index_user
 from athena_tasks.chains.run_requests import PipelineRunRequester, clear_run_request
 from athena_tasks.chains.scope_lock import scope_lock
 from athena_tasks.worker_runtime import get_runtime
 
+log = logging.getLogger(__name__)
 
-@app.task(base=AthenaTask, name="athena.pipeline.coalesce")
+
+def _scope(key: str) -> AgentScope:
+    """A message's scope; ids that form none (a message from before the door checked them) fail for good."""
+    try:
+        return AgentScope.from_key(key)
+    except ValueError as exc:  # pydantic's ValidationError included: no retry can fix the ids
+        raise PermanentTaskError(f"the scope key {key!r} forms no scope: {type(exc).__name__}") from exc
+
+
+@app.task(base=AthenaTask, name="athena.pipeline.coalesce", ignore_result=True)
 def coalesce(scope_key: str, flush: bool = False) -> dict:
     """Take the scope's pending events as one snapshot for this run.
 
@@ -31,27 +52,31 @@ def coalesce(scope_key: str, flush: bool = False) -> dict:
     for a new run, and an event stored before it is in the snapshot: none falls between two runs.
     """
     runtime = get_runtime()
-    scope = AgentScope.from_key(scope_key)
+    scope = _scope(scope_key)
+    snapshot_at = time.time()  # before the read: a purge at or after this instant fences the run
     clear_run_request(runtime.redis, scope)
     batch = runtime.settings.pipeline_batch_events
     pending = runtime.documents.pending_events(scope, limit=batch)
     runtime.documents.mark_seen(scope, [e.event_id for e in pending if e.seen_at is None], utc_now())
     more = len(pending) == batch  # a backlog: the embed step asks for the next run (carrying the flush)
-    return {"scope": scope_key, "event_ids": [e.event_id for e in pending], "flush": flush, "more": more}
+    return {"scope": scope_key, "event_ids": [e.event_id for e in pending], "flush": flush, "more": more,
+            "snapshot_at": snapshot_at}
 
 
 def _run_flags(batch: dict) -> dict:
-    """What every step passes on: the scope, whether a backlog remains, whether an idle flush was asked."""
-    return {"scope": batch["scope"], "more": batch["more"], "flush": batch["flush"]}
+    """What every step passes on: the scope, whether a backlog remains, whether an idle flush was asked,
+    when the run's snapshot was taken (a batch from before `snapshot_at` counts as fenced by any purge)."""
+    return {"scope": batch["scope"], "more": batch["more"], "flush": batch["flush"],
+            "snapshot_at": batch.get("snapshot_at", 0.0)}
 
 
-@app.task(base=AthenaTask, name="athena.pipeline.segment")
+@app.task(base=AthenaTask, name="athena.pipeline.segment", ignore_result=True)
 def segment(batch: dict) -> dict:
     """Topic-break detection over the snapshot: which pending events form finished segments."""
     runtime = get_runtime()
     settings = runtime.settings
-    scope = AgentScope.from_key(batch["scope"])
-    with scope_lock(runtime.redis, f"segment:{scope.key}", settings.lock_timeout_s):
+    scope = _scope(batch["scope"])
+    with scope_lock(runtime.redis, f"segment:{scope.key}", settings.lock_lease_s):
         events = [e for e in runtime.documents.get_events(scope.user_scope, batch["event_ids"])
                   if e.status == EventStatus.pending and e.agent_id == scope.agent_id]
         if not events:
@@ -71,15 +96,19 @@ def segment(batch: dict) -> dict:
     return {**_run_flags(batch), "segments": [[e.event_id for e in s] for s in plan.segments]}
 
 
-@app.task(base=AthenaTask, name="athena.pipeline.summarize")
+@app.task(base=AthenaTask, name="athena.pipeline.summarize", ignore_result=True)
 def summarize(batch: dict) -> dict:
-    """Form (or merge) one chain per finished segment; one user's formations run one at a time."""
+    """Form (or merge) one chain per finished segment; one user's formations run one at a time, under the
+    user's write lock, and none for a user purged since the run's snapshot (the purge fence)."""
     runtime = get_runtime()
-    scope = AgentScope.from_key(batch["scope"])
+    scope = _scope(batch["scope"])
+    flags = _run_flags(batch)
     former = ChainFormer(runtime.documents, runtime.vectors, runtime.llm, runtime.embedder, runtime.settings)
     chain_ids: list[str] = []
     for segment_ids in batch["segments"]:
-        with scope_lock(runtime.redis, f"chains:{scope.tenant_id}:{scope.user_id}", runtime.settings.lock_timeout_s):
+        with scope_lock(runtime.redis, user_write_lock_name(scope.user_scope), runtime.settings.lock_lease_s):
+            if fenced(runtime, scope.user_scope, flags["snapshot_at"], "summarize"):
+                break
             events = [e for e in runtime.documents.get_events(scope.user_scope, segment_ids)
                       if e.status == EventStatus.pending and e.agent_id == scope.agent_id]
             if not events:
@@ -87,30 +116,21 @@ def summarize(batch: dict) -> dict:
             outcome = former.form(scope, events, utc_now())
         if outcome.chain_id and outcome.chain_id not in chain_ids:
             chain_ids.append(outcome.chain_id)
-    # the events this run consolidated: embed indexes these, not a merged chain's earlier events again
-    return {**_run_flags(batch), "chain_ids": chain_ids, "event_ids": [e for s in batch["segments"] for e in s]}
+    return {**flags, "chain_ids": chain_ids}
 
 
-@app.task(base=AthenaTask, name="athena.pipeline.embed")
+@app.task(base=AthenaTask, name="athena.pipeline.embed", ignore_result=True)
 def embed(batch: dict) -> dict:
-    """Index each formed or merged chain for hybrid search: its vector and lexical doc, and the vectors and
-    lexical docs of this run's events (a merged chain's earlier events were indexed by their own run).
-    A batch without `event_ids` (queued by an older version) indexes every event of the chains."""
+    """The index step, driven by state: index every consolidated, not indexed event of the user and the
+    active chains they belong to (this run's, and any an earlier lost step left behind), then mark them.
+    The batch names only the scope: its `chain_ids` (also in batches of older versions) are not needed."""
     runtime = get_runtime()
-    user = AgentScope.from_key(batch["scope"]).user_scope
-    chains = runtime.documents.get_chains(user, batch["chain_ids"])
-    active = [c for c in chains if c.status == ChainStatus.active]
-    event_ids = [e for c in active for e in c.event_ids]
-    if batch.get("event_ids") is not None:
-        this_run = set(batch["event_ids"])
-        event_ids = [e for e in event_ids if e in this_run]
-    events = runtime.documents.get_events(user, event_ids) if event_ids else []
-    indexed = runtime.evidence.index(user, active, events)
-    runtime.evidence.remove(user, [c for c in chains if c.status != ChainStatus.active])
+    scope = _scope(batch["scope"])
+    result = index_user(runtime, scope.user_scope, path="run", budget_s=runtime.settings.task_soft_time_limit_s / 2)
     if batch["more"]:
         PipelineRunRequester(runtime.redis, runtime.settings.pipeline_debounce_ttl_s).request(
-            AgentScope.from_key(batch["scope"]), flush=batch["flush"])
-    return {"scope": batch["scope"], "chain_ids": batch["chain_ids"], "embedded": len(active), "events_indexed": indexed}
+            scope, flush=batch["flush"])
+    return {"scope": batch["scope"], **result}
 
 
 def pipeline_for(scope: AgentScope, flush: bool = False) -> Signature:

@@ -1,10 +1,17 @@
-"""Beat: archive chains idle ≥ 7 days with heat < 0.1 (SPEC S7)."""
+"""Beat: archive chains idle ≥ 7 days with heat < 0.1 (SPEC S7).
+
+Each archival holds the user's write lock, so it cannot interleave with an index step re-writing the
+chain's vectors; a busy user's chain waits for the next pass.
+"""
 from __future__ import annotations
 
 from athena_core import metrics
 from athena_core.models.events import utc_now
 from athena_core.mtm.archival import archive, should_archive
 from athena_core.mtm.chain_heat import chain_heat
+from athena_core.models.scope import UserScope
+from athena_core.purge_fence import user_write_lock_name
+from athena_tasks.chains.scope_lock import ScopeBusy, scope_lock
 from athena_tasks.app import app
 from athena_tasks.base import AthenaTask
 from athena_tasks.worker_runtime import get_runtime
@@ -23,7 +30,14 @@ def archive_cold_chains() -> dict:
             heat = chain_heat(chain, now, settings.heat_tau_hours).heat
             if should_archive(chain, heat, now, max_heat=settings.archive_heat,
                               min_idle_days=settings.archive_idle_days):
-                if archive(chain, now, runtime.documents, runtime.evidence, runtime.blobs):
-                    archived += 1
+                user = UserScope(tenant_id=chain.tenant_id, user_id=chain.user_id)
+                try:
+                    with scope_lock(runtime.redis, user_write_lock_name(user), settings.lock_lease_s):
+                        fresh = runtime.documents.get_chains(user, [chain.chain_id])  # a merge may have won
+                        if fresh and fresh[0].event_ids == chain.event_ids and archive(
+                                chain, now, runtime.documents, runtime.evidence, runtime.blobs):
+                            archived += 1
+                except ScopeBusy:
+                    continue
     metrics.CHAINS_ARCHIVED.inc(archived)
     return {"chains_archived": archived}

@@ -257,7 +257,12 @@ def test_delete_user_removes_only_that_user(store: DocumentStore) -> None:
     store.append_events([_event(A, "a", T0), _event(A2, "a2", T0), _event(B, "b", T0)])
     store.upsert_chain(_chain(A, "chn_a", T0))
     store.upsert_chain(_chain(B, "chn_b", T0))
-    assert store.delete_user(A.user_scope) == {"sessions": 1, "events": 2, "chains": 1}
+    store.record_dead_letter("athena.pipeline.summarize", "task-a", {"args": []}, "quotes a's text", scope=A.user_scope)
+    store.record_dead_letter("athena.pipeline.summarize", "task-b", {"args": []}, "quotes b's text", scope=B.user_scope)
+    store.record_dead_letter("athena.beat.promote", "task-none", {"args": []}, "no scope")
+    assert store.delete_user(A.user_scope) == {"sessions": 1, "events": 2, "chains": 1, "idempotency_keys": 0,
+                                               "dead_letters": 1}
+    assert {d["task_id"] for d in store.dead_letters()} == {"task-b", "task-none"}
     assert store.get_session("ses_a") is None and store.get_session("ses_b") is not None
     assert store.count_events(A) == 0 and store.count_events(A2) == 0 and store.count_events(B) == 1
     assert store.get_chains(B.user_scope, ["chn_b"]) != []
@@ -277,3 +282,101 @@ def test_promotion_mark_and_archive(store: DocumentStore) -> None:
     [chain] = store.get_chains(A.user_scope, ["chn_1"])
     assert chain.status == ChainStatus.archived and chain.archived_at == at
     assert store.recent_chains(A.user_scope) == [] and store.active_chains_page(None, 10) == []
+
+
+# -- indexing is state (SPEC S7, issue 12 item 3) ----------------------------------------------------------
+def test_unindexed_events_are_the_users_consolidated_events_until_marked(store: DocumentStore) -> None:
+    events = [_event(A, f"a{i}", T0 + timedelta(seconds=i)) for i in range(4)]
+    other_agent = _event(A2, "other agent", T0 + timedelta(seconds=10))
+    theirs = _event(B, "other tenant", T0)
+    store.append_events([*events, other_agent, theirs])
+    assert store.unindexed_events(A.user_scope, 10) == []  # pending is not yet to index
+    store.mark_events(A, [e.event_id for e in events[:3]], EventStatus.consolidated, "chn_a")
+    store.mark_events(A, [events[3].event_id], EventStatus.rejected)
+    store.mark_events(A2, [other_agent.event_id], EventStatus.consolidated, "chn_a")
+    store.mark_events(B, [theirs.event_id], EventStatus.consolidated, "chn_b")
+    # every agent of the user, chronological; never another tenant's; a page at a time
+    assert [e.content for e in store.unindexed_events(A.user_scope, 10)] == ["a0", "a1", "a2", "other agent"]
+    assert [e.content for e in store.unindexed_events(A.user_scope, 2)] == ["a0", "a1"]
+    assert store.mark_indexed(B.user_scope, [events[0].event_id], T0) == 0  # other tenant: no effect
+    assert store.mark_indexed(A.user_scope, [events[0].event_id, events[1].event_id], T0) == 2
+    assert [e.content for e in store.unindexed_events(A.user_scope, 10)] == ["a2", "other agent"]
+    assert [e.content for e in store.unindexed_events(B.user_scope, 10)] == ["other tenant"]
+    assert store.mark_indexed(A.user_scope, [], T0) == 0
+    # marking leaves the event itself untouched
+    assert store.get_events(A.user_scope, [events[0].event_id]) == [
+        events[0].model_copy(update={"status": EventStatus.consolidated, "chain_id": "chn_a"})]
+
+
+def test_unindexed_scopes_finds_users_with_old_unindexed_events(store: DocumentStore) -> None:
+    old = _event(A, "old", T0, received_at=T0)
+    fresh = _event(B, "fresh", T0, received_at=T0 + timedelta(minutes=10))
+    pending = _event(A2, "pending", T0, received_at=T0)
+    store.append_events([old, fresh, pending])
+    store.mark_events(A, [old.event_id], EventStatus.consolidated, "chn_a")
+    store.mark_events(B, [fresh.event_id], EventStatus.consolidated, "chn_b")
+    assert store.unindexed_scopes(T0 + timedelta(minutes=5)) == [A.user_scope]
+    assert set(store.unindexed_scopes(T0 + timedelta(minutes=20))) == {A.user_scope, B.user_scope}
+    store.mark_indexed(A.user_scope, [old.event_id], T0 + timedelta(minutes=1))
+    assert store.unindexed_scopes(T0 + timedelta(minutes=20)) == [B.user_scope]
+
+
+def _insert_bad_row(store: DocumentStore, status: str, user_id: str = "auth0|5f7c") -> None:
+    """A row stored around the API (or before the door checked ids): its user id forms no scope."""
+    at = T0.timestamp()
+    if isinstance(store, SqliteDocuments):
+        with store._write() as conn:
+            conn.execute(
+                "INSERT INTO events (event_id, tenant_id, user_id, agent_id, session_id, role, type, content, "
+                "metadata, timestamp, received_at, status, chain_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (new_id("evt"), "ta", user_id, "a1", "ses_bad", "user", "message", "bad", "{}", at, at, status,
+                 "chn_bad" if status == "consolidated" else None))
+    else:
+        store.events.insert_one({
+            "_id": new_id("evt"), "tenant_id": "ta", "user_id": user_id, "agent_id": "a1", "session_id": "ses_bad",
+            "role": "user", "type": "message", "content": "bad", "metadata": {}, "timestamp": T0,
+            "timestamp_us": int(at * 1e6), "received_at_us": int(at * 1e6), "status": status,
+            "chain_id": "chn_bad" if status == "consolidated" else None, "seen_at_us": None})
+
+
+def test_a_row_that_forms_no_scope_never_stops_a_sweep(store: DocumentStore) -> None:
+    store.append_events([_event(A, "good", T0, received_at=T0)])
+    _insert_bad_row(store, "pending")
+    consolidated = _event(B, "good, consolidated", T0, received_at=T0)
+    store.append_events([consolidated])
+    store.mark_events(B, [consolidated.event_id], EventStatus.consolidated, "chn_b")
+    _insert_bad_row(store, "consolidated", user_id="u\n1")
+    later = T0 + timedelta(hours=1)
+    bad: list[tuple] = []
+    assert store.idle_pending_scopes(later, on_invalid=lambda ids, exc: bad.append(ids)) == [A]
+    assert store.unseen_pending_scopes(later, on_invalid=lambda ids, exc: bad.append(ids)) == [A]
+    assert store.unindexed_scopes(later, on_invalid=lambda ids, exc: bad.append(ids)) == [B.user_scope]
+    assert bad == [("ta", "auth0|5f7c", "a1"), ("ta", "auth0|5f7c", "a1"), ("ta", "u\n1")]
+    assert store.idle_pending_scopes(later) == [A]  # without a callback: logged and skipped
+
+
+def test_an_event_log_from_before_indexed_at_is_migrated(tmp_path) -> None:
+    """SQLite: a database created without the column gets it on open; its consolidated events read as
+    not indexed (the sweep then indexes them once, repairing any gap)."""
+    import sqlite3
+
+    path = tmp_path / "old.sqlite3"
+    old_schema = SqliteDocuments.schema.replace("    blob_uri TEXT, mime_type TEXT,\n    indexed_at REAL\n",
+                                                "    blob_uri TEXT, mime_type TEXT\n")
+    assert "indexed_at" not in old_schema
+    conn = sqlite3.connect(path)
+    conn.executescript(old_schema)
+    conn.execute(
+        "INSERT INTO events (event_id, tenant_id, user_id, agent_id, session_id, role, type, content, metadata, "
+        "timestamp, received_at, status, chain_id) VALUES ('evt_old','ta','u1','a1','s','user','message','x','{}',"
+        "?,?,'consolidated','chn_old')", (T0.timestamp(), T0.timestamp()))
+    conn.commit()
+    conn.close()
+    store = SqliteDocuments(path)
+    try:
+        assert [e.event_id for e in store.unindexed_events(A.user_scope, 10)] == ["evt_old"]
+        assert store.mark_indexed(A.user_scope, ["evt_old"], T0) == 1
+        assert store.unindexed_events(A.user_scope, 10) == []
+        SqliteDocuments(path).close()  # opening again is a no-op
+    finally:
+        store.close()

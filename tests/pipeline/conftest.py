@@ -19,7 +19,8 @@ def worker_runtime(tmp_path_factory, redis_url: str) -> Iterator[Runtime]:
 
     app.loader.import_default_modules()
     settings = Settings(data_dir=tmp_path_factory.mktemp("worker"), redis_url=redis_url, segment_idle_s=1,
-                        pipeline_batch_events=30)  # small batches: the force-flush test crosses several runs
+                        pipeline_batch_events=30,  # small batches: the force-flush test crosses several runs
+                        index_sweep_age_s=0)  # the index sweep takes any unindexed event (tests call it)
     runtime = build_runtime(settings)
     runtime.embedder.embed(["warm up the model before the worker starts"])
     set_runtime(runtime)

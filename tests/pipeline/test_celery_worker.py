@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from athena_core.models.scope import AgentScope
 from athena_core.runtime import Runtime
 from athena_tasks.app import app
-from tests.pipeline.waiting import wait_until
+from tests.pipeline.waiting import run_pipeline_and_wait, wait_until
 from athena_tasks.base import AthenaTask
 from athena_tasks.chains.pipeline import coalesce, pipeline_for
 from athena_tasks.chains.run_requests import run_request_key
@@ -53,38 +53,58 @@ def test_storing_an_event_runs_the_pipeline_on_the_worker(worker_api: TestClient
     wait_until(lambda: not worker_runtime.redis.exists(run_request_key(scope)))
 
 
-def _one_exchange_through_the_pipeline(api: TestClient, user_message: str, agent_response: str) -> tuple[AgentScope, dict]:
-    """A new session, one interaction, one flushed pipeline run on the worker: the scope and the run's result."""
+def _one_exchange_through_the_pipeline(
+    api: TestClient, runtime: Runtime, user_message: str, agent_response: str
+) -> tuple[AgentScope, list[str]]:
+    """A new session, one interaction, one flushed pipeline run on the worker: the scope and the event ids.
+    Pipeline tasks keep no results (issue 12 item 7): the test waits for the run's last step, then reads state."""
     session_id, scope = _new_session(api)
-    api.post(f"/api/v1/sessions/{session_id}/interactions",
-             json={"user_message": user_message, "agent_response": agent_response})
-    return scope, pipeline_for(scope, flush=True).apply_async().get(timeout=120)
+    ids = api.post(f"/api/v1/sessions/{session_id}/interactions",
+                   json={"user_message": user_message, "agent_response": agent_response}).json()["event_ids"]
+    wait_until(lambda: not runtime.redis.exists(run_request_key(scope)))
+    run_pipeline_and_wait(scope, flush=True, timeout_s=120)
+    return scope, ids
 
 
 def test_the_chain_runs_all_four_steps(worker_api: TestClient, worker_runtime: Runtime) -> None:
-    scope, result = _one_exchange_through_the_pipeline(
-        worker_api, "How do I rotate the TLS certificates of our Nginx ingress before they expire on Friday?",
+    scope, ids = _one_exchange_through_the_pipeline(
+        worker_api, worker_runtime,
+        "How do I rotate the TLS certificates of our Nginx ingress before they expire on Friday?",
         "Renew them with cert-manager, then reload Nginx; the ingress picks up the new secret.")
-    assert result["scope"] == scope.key and len(result["chain_ids"]) == 1 and result["embedded"] == 1
-    [chain] = worker_runtime.documents.get_chains(scope.user_scope, result["chain_ids"])
+    events = worker_runtime.documents.get_events(scope.user_scope, ids)
+    assert {e.status.value for e in events} == {"consolidated"} and len({e.chain_id for e in events}) == 1
+    assert worker_runtime.documents.unindexed_events(scope.user_scope, 10) == []  # the index step marked them
+    [chain] = worker_runtime.documents.get_chains(scope.user_scope, [events[0].chain_id])
     assert worker_runtime.vectors.search(scope.user_scope, worker_runtime.embedder.embed([chain.search_text])[0], 1)[0].chain_id == chain.chain_id
     steps = [t.name for t in pipeline_for(scope).tasks]
     assert steps == ["athena.pipeline.coalesce", "athena.pipeline.segment", "athena.pipeline.summarize",
                      "athena.pipeline.embed"]
+    # No pipeline step leaves a result (with the user's scope and ids) in the result backend.
+    assert all(app.tasks[name].ignore_result for name in steps)
+    assert not [k for k in worker_runtime.redis.scan_iter(match="celery-task-meta-*", count=1000)
+                if scope.tenant_id.encode() in (worker_runtime.redis.get(k) or b"")]
 
 
-def test_embed_indexes_only_the_events_of_its_run(worker_api: TestClient, worker_runtime: Runtime) -> None:
-    """A merge re-embeds the chain, not the chain's earlier events: their run indexed them already."""
+def test_the_index_step_indexes_state_not_its_message(worker_api: TestClient, worker_runtime: Runtime) -> None:
+    """The index step takes what is consolidated and not indexed, whatever its batch names: a second
+    delivery finds nothing left, and an event whose indexing was lost is indexed by the next one."""
     from athena_tasks.chains.pipeline import embed
 
-    scope, result = _one_exchange_through_the_pipeline(
-        worker_api, "Which database should the billing service use for its invoices?",
+    scope, ids = _one_exchange_through_the_pipeline(
+        worker_api, worker_runtime, "Which database should the billing service use for its invoices?",
         "PostgreSQL: invoices need transactions, and the team already runs it.")
-    [chain] = worker_runtime.documents.get_chains(scope.user_scope, result["chain_ids"])
-    assert result["events_indexed"] == len(chain.event_ids) == 2
-    batch = {"scope": scope.key, "chain_ids": [chain.chain_id], "more": False, "flush": False}
-    assert embed.apply(args=[{**batch, "event_ids": chain.event_ids[1:]}]).get()["events_indexed"] == 1
-    assert embed.apply(args=[batch]).get()["events_indexed"] == 2  # a batch from before `event_ids`: all
+    user = scope.user_scope
+    batch = {"scope": scope.key, "chain_ids": [], "more": False, "flush": False}
+    assert embed.apply(args=[batch]).get()["events_indexed"] == 0  # a redelivery: nothing left to do
+    # Lose the indexing of one event (as a worker killed between summarize and the index step would).
+    worker_runtime.lexical.delete(user, "event", [ids[1]])
+    with worker_runtime.documents._write() as conn:
+        conn.execute("UPDATE events SET indexed_at = NULL WHERE event_id = ?", (ids[1],))
+    assert worker_runtime.lexical.search(user, "transactions", "event", 5) == []
+    result = embed.apply(args=[batch]).get()
+    assert result["events_indexed"] == 1 and result["chains_indexed"] == 1
+    assert worker_runtime.lexical.search(user, "transactions", "event", 5) == [ids[1]]
+    assert worker_runtime.documents.unindexed_events(user, 10) == []
 
 
 def test_a_flood_publishes_few_runs(worker_api: TestClient, worker_runtime: Runtime) -> None:
@@ -108,7 +128,8 @@ def test_coalesce_is_idempotent(worker_api: TestClient, worker_runtime: Runtime)
     first = coalesce.apply(args=[scope.key]).get()
     seen_at = worker_runtime.documents.get_events(scope.user_scope, ids)[0].seen_at
     second = coalesce.apply(args=[scope.key]).get()
-    assert first == second
+    # the same snapshot; only its time (the purge fence's reference) is the later delivery's own
+    assert first.pop("snapshot_at") <= second.pop("snapshot_at") and first == second
     assert worker_runtime.documents.get_events(scope.user_scope, ids)[0].seen_at == seen_at
 
 
@@ -136,7 +157,7 @@ def test_pipeline_tasks_are_late_acked_and_retry_with_jittered_backoff() -> None
 
     for name in ["athena.pipeline.coalesce", "athena.pipeline.segment", "athena.pipeline.summarize",
                  "athena.pipeline.embed", "athena.beat.promote", "athena.beat.archive", "athena.beat.idle_flush",
-                 "athena.beat.pending_sweep", "athena.beat.analytics"]:
+                 "athena.beat.pending_sweep", "athena.beat.index_sweep", "athena.beat.analytics"]:
         task = app.tasks[name]
         assert task.acks_late and task.reject_on_worker_lost
         assert task.retry_backoff and task.retry_jitter and task.max_retries == get_settings().task_max_retries
@@ -145,10 +166,10 @@ def test_pipeline_tasks_are_late_acked_and_retry_with_jittered_backoff() -> None
     assert conf.task_time_limit and conf.task_soft_time_limit
     assert {e["task"] for e in conf.beat_schedule.values()} == {
         "athena.beat.promote", "athena.beat.archive", "athena.beat.idle_flush", "athena.beat.pending_sweep",
-        "athena.beat.analytics"}
+        "athena.beat.index_sweep", "athena.beat.analytics"}
 
 
 @pytest.mark.parametrize("name", ["athena.beat.promote", "athena.beat.archive", "athena.beat.idle_flush",
-                                  "athena.beat.pending_sweep", "athena.beat.analytics"])
+                                  "athena.beat.pending_sweep", "athena.beat.index_sweep", "athena.beat.analytics"])
 def test_every_beat_task_runs_on_the_worker(worker_runtime: Runtime, name: str) -> None:
     assert isinstance(app.send_task(name).get(timeout=120), dict)

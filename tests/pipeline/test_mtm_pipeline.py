@@ -11,8 +11,7 @@ from athena_core.models.events import EventStatus
 from athena_core.models.scope import AgentScope
 from athena_core.runtime import Runtime
 from athena_tasks.app import app
-from tests.pipeline.waiting import wait_until
-from athena_tasks.chains.pipeline import pipeline_for
+from tests.pipeline.waiting import run_pipeline_and_wait, wait_indexed, wait_until
 
 REPLICATION = [
     ("I'm setting up Postgres streaming replication for our orders database.",
@@ -59,18 +58,20 @@ def _post(api: TestClient, session_id: str, turns, start: datetime) -> list[list
 
 
 def _flush_and_wait(api: TestClient, runtime: Runtime, session_id: str, scope: AgentScope) -> None:
-    """Run flush pipelines until nothing is pending. One is not always enough: a run still working off a
-    backlog (more than `pipeline_batch_events`) may hold the scope's run request when the flush run asks
-    for its follow-up, which then runs without the flush; in production the idle-flush beat covers that."""
+    """Run flush pipelines until nothing is pending, then wait until everything consolidated is indexed.
+    One run is not always enough: a run still working off a backlog (more than `pipeline_batch_events`)
+    may hold the scope's run request when the flush run asks for its follow-up, which then runs without
+    the flush; in production the idle-flush beat covers that."""
     wait_until(lambda: not runtime.redis.exists(f"pipeline:requested:{scope.key}"))
 
     def drained() -> bool:
         if api.get(f"/api/v1/sessions/{session_id}").json()["pending_events"] == 0:
             return True
-        pipeline_for(scope, flush=True).apply_async().get(timeout=120)
+        run_pipeline_and_wait(scope, flush=True, timeout_s=120)
         return api.get(f"/api/v1/sessions/{session_id}").json()["pending_events"] == 0
 
     wait_until(drained)
+    wait_indexed(runtime.documents, scope.user_scope)
 
 
 def test_three_topics_make_three_chains_and_a_return_merges(worker_api: TestClient, worker_runtime: Runtime) -> None:

@@ -1,4 +1,6 @@
-"""A worker killed mid-pipeline and restarted repeats no work (late acks + idempotent tasks, SPEC S7)."""
+"""A worker killed mid-pipeline and restarted repeats no work (late acks + idempotent tasks, SPEC S7), and
+leaves nothing unindexed: whatever its kill left consolidated but not indexed, a later index step or the
+index sweep indexes (issue 12 item 3)."""
 from __future__ import annotations
 
 import signal
@@ -13,6 +15,7 @@ from athena_core.models.scope import AgentScope
 from athena_core.settings import Settings
 from athena_core.stack import Stack
 from athena_core.stores.sqlite_documents import SqliteDocuments
+from athena_core.stores.sqlite_lexical import SqliteLexical
 from tests.pipeline.test_durability import free_port
 
 TOPICS = [
@@ -26,7 +29,8 @@ def test_killing_the_worker_mid_run_duplicates_nothing(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     settings = Settings(data_dir=data_dir, redis_url=None, api_port=free_port())
     env = {"ATHENA_BROKER_VISIBILITY_TIMEOUT_S": "5", "ATHENA_IDLE_FLUSH_EVERY_S": "1", "ATHENA_SEGMENT_IDLE_S": "2",
-           "ATHENA_LOCK_TIMEOUT_S": "15"}  # the killed worker's locks expire quickly
+           "ATHENA_LOCK_LEASE_S": "3",  # the killed worker's lock leases run out quickly
+           "ATHENA_INDEX_SWEEP_EVERY_S": "1", "ATHENA_INDEX_SWEEP_AGE_S": "1"}
     stack = Stack(settings, worker_concurrency=1, extra_env=env)
     scope = AgentScope(tenant_id="t-crash", user_id="u1", agent_id="a1")
     try:
@@ -49,6 +53,10 @@ def test_killing_the_worker_mid_run_duplicates_nothing(tmp_path: Path) -> None:
                 assert time.monotonic() < deadline, "events left pending after the restart"
                 stack.assert_running()
                 time.sleep(0.5)
+            while documents.unindexed_events(scope.user_scope, 1):
+                assert time.monotonic() < deadline, "consolidated events left unindexed after the restart"
+                stack.assert_running()
+                time.sleep(0.5)
             # The API's /metrics aggregates the workers' counters (PROMETHEUS_MULTIPROC_DIR of the stack).
             exposition = httpx.get(stack.base_url + "/metrics").text
             assert 'athena_chain_formation_total{outcome="created"}' in exposition
@@ -63,5 +71,9 @@ def test_killing_the_worker_mid_run_duplicates_nothing(tmp_path: Path) -> None:
         assert len(members) == len(set(members)), "an event sits in two chains"
         assert set(members) == {e.event_id for e in consolidated}
         assert all(e.event_id in next(c.event_ids for c in chains if c.chain_id == e.chain_id) for e in consolidated)
+        # every consolidated event and every chain is searchable: one lexical doc each, nothing missing
+        lexical = SqliteLexical(settings.data_dir / "lexical.sqlite3")
+        assert lexical.count(scope.user_scope) == len(consolidated) + len(chains)
+        assert set(lexical.search(scope.user_scope, "Kyoto temple", "event", 200)) <= {e.event_id for e in consolidated}
     finally:
         stack.stop()

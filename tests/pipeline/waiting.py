@@ -14,3 +14,44 @@ def wait_until(predicate: Callable[[], object], timeout_s: float = DEFAULT_TIMEO
         if time.monotonic() > deadline:
             raise AssertionError("condition not reached in time")
         time.sleep(0.05)
+
+
+def run_pipeline_and_wait(scope, flush: bool = True, steps=None, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    """Run one pipeline (or the given steps) on the worker and wait until its last step has run.
+
+    Pipeline tasks store no results (issue 12 item 7: results would keep a user's ids past a purge), so
+    the wait is on state: a probe task chained after the last step sets a Redis key.
+    """
+    import uuid
+
+    from celery import chain
+
+    from athena_tasks.chains.pipeline import pipeline_for
+    from athena_tasks.worker_runtime import get_runtime
+
+    key = f"tests:pipeline-done:{uuid.uuid4().hex}"
+    signature = pipeline_for(scope, flush=flush) if steps is None else chain(*steps)
+    (signature | pipeline_done.si(key)).apply_async()
+    redis = get_runtime().redis
+    wait_until(lambda: redis.exists(key), timeout_s)
+    redis.delete(key)
+
+
+def wait_indexed(documents, user, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+    """Until every consolidated event of the user is in the search indexes (SPEC S7: indexing is state)."""
+    wait_until(lambda: documents.unindexed_events(user, 1) == [], timeout_s)
+
+
+def _probe_task():
+    from athena_tasks.app import app
+
+    @app.task(name="tests.pipeline_done", ignore_result=True)
+    def done(key: str) -> None:
+        from athena_tasks.worker_runtime import get_runtime
+
+        get_runtime().redis.set(key, "1", ex=600)
+
+    return done
+
+
+pipeline_done = _probe_task()

@@ -212,6 +212,8 @@ def test_the_api_runs_in_production_with_auth_on() -> None:
     env = {k: v for k, v in interpolate(raw, env_example()).items() if k.startswith("ATHENA_")}
     settings = Settings(**{k[len("ATHENA_"):].lower(): v for k, v in env.items() if k not in PENDING_BLOB_SETTINGS})
     assert settings.production and settings.auth_enabled
+    assert not settings.metrics_public and not settings.docs_public  # /metrics, /openapi.json, /docs closed
+    assert raw["ATHENA_DOCS_PUBLIC"].endswith(":-false}") and raw["ATHENA_METRICS_PUBLIC"].endswith(":-false}")
     assert settings.document_store == "mongo" and settings.vector_store == "milvus" and settings.graph_store == "arango"
     assert settings.llm_provider == "openai"
     check_production_safety(settings)  # would raise with auth off

@@ -122,10 +122,25 @@ def test_same_input_same_output(deploy_transcript) -> None:
     assert first == second
 
 
-@pytest.mark.parametrize("transcript", [[], [line("user", "   \n\t ")]])
-def test_empty_transcript_is_rejected(llm, transcript) -> None:
+def test_empty_transcript_is_rejected(llm) -> None:
     with pytest.raises(ValueError, match="empty transcript"):
-        llm.form_chain(transcript)
+        llm.form_chain([])
+
+
+def test_blank_contents_give_an_empty_formation_the_quality_gate_rejects(llm) -> None:
+    """Blank events are accepted (only an empty user message is refused), so they must not fail for good."""
+    from athena_core.mtm.quality_gate import score_segment
+
+    transcript = [line("system", "   \n\t "), line("agent", "")]
+    formation = llm.form_chain(transcript)
+    assert formation.summary == "" and formation.topic == ""
+    assert not score_segment(transcript, formation.summary, formation.topic, formation.entities, "permissive").passed
+
+
+@pytest.mark.parametrize("text", ["שלום, מה שלומך היום?", "مرحبا بالعالم", "你好，世界", "\U0001F680\U0001F389"])
+def test_a_segment_without_latin_letters_is_summarised(llm, text) -> None:
+    formation = llm.form_chain([line("user", text), line("agent", text)])
+    assert formation.summary and text.split()[0].rstrip(",") in formation.summary
 
 
 def test_over_long_single_sentence_is_cut_to_budget() -> None:

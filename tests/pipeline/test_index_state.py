@@ -1,0 +1,88 @@
+"""Indexing is state, not a message (SPEC S7, issue 12 item 3): a real worker, real Redis.
+
+A worker killed between summarize's commit and the index step (or an index message lost with the broker)
+used to leave consolidated events unsearchable for good: the redelivered summarize found nothing pending
+and passed `chain_ids: []` on. Now every consolidated event stays "not indexed" until the indexes hold it,
+and the next index step of the user, or the index sweep, indexes it.
+"""
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+from athena_core.ids import new_id
+from athena_core.models.events import Event, EventRole, EventStatus, EventType, utc_now
+from athena_core.models.scope import AgentScope
+from athena_core.models.sessions import Session
+from athena_core.runtime import Runtime
+from athena_tasks.app import app
+from athena_tasks.chains.pipeline import coalesce, segment, summarize
+from tests.pipeline.waiting import run_pipeline_and_wait, wait_indexed
+
+TURNS = [
+    ("I'm planning the Zanzibar snorkelling trip for our anniversary in February.",
+     "Mnemba Atoll has the clearest water; book the boat a week ahead."),
+    ("Which reef shoes should I pack for the Zanzibar snorkelling trip?",
+     "Closed reef shoes with thick soles; the coral near Nungwi is sharp."),
+]
+
+
+def _store_without_a_run(runtime: Runtime, scope: AgentScope) -> list[Event]:
+    """Events as the API writes them, without the run request (the run is started by hand below)."""
+    session = Session(session_id=new_id("ses"), tenant_id=scope.tenant_id, user_id=scope.user_id,
+                      agent_id=scope.agent_id, metadata={}, created_at=utc_now())
+    runtime.documents.create_session(session)
+    t0 = utc_now() - timedelta(hours=1)
+    events = []
+    for i, (user, agent) in enumerate(TURNS):
+        for j, (role, text) in enumerate([(EventRole.user, user), (EventRole.agent, agent)]):
+            at = t0 + timedelta(minutes=2 * i, seconds=j)
+            events.append(Event(event_id=new_id("evt"), tenant_id=scope.tenant_id, user_id=scope.user_id,
+                                agent_id=scope.agent_id, session_id=session.session_id, role=role,
+                                type=EventType.message, content=text, metadata={}, timestamp=at, received_at=at))
+    runtime.documents.append_events(events)
+    return events
+
+
+def _consolidate_without_indexing(runtime: Runtime, scope: AgentScope) -> list[Event]:
+    """coalesce → segment → summarize, and the index step's message is lost."""
+    events = _store_without_a_run(runtime, scope)
+    run_pipeline_and_wait(scope, steps=[coalesce.s(scope.key, True), segment.s(), summarize.s()], timeout_s=120)
+    stored = runtime.documents.get_events(scope.user_scope, [e.event_id for e in events])
+    assert {e.status for e in stored} == {EventStatus.consolidated}
+    user = scope.user_scope
+    # the gap the issue found: consolidated, yet in no index
+    assert runtime.lexical.count(user) == 0 and runtime.vectors.count(user) == 0
+    assert runtime.event_vectors.count(user) == 0
+    return stored
+
+
+def test_events_whose_index_step_was_lost_are_indexed_by_the_sweep(worker_runtime: Runtime) -> None:
+    scope = AgentScope(tenant_id=f"t-{uuid.uuid4().hex[:8]}", user_id="u1", agent_id="a1")
+    user = scope.user_scope
+    events = _consolidate_without_indexing(worker_runtime, scope)
+
+    counts = app.send_task("athena.beat.index_sweep").get(timeout=120)
+    assert counts["users"] >= 1 and counts["failed"] == 0
+    wait_indexed(worker_runtime.documents, user, timeout_s=30)
+    nungwi = next(e for e in events if "Nungwi" in e.content)
+    assert worker_runtime.lexical.search(user, "Nungwi coral", "event", 5) == [nungwi.event_id]
+    chain_ids = {e.chain_id for e in events}
+    assert worker_runtime.vectors.count(user) == len(chain_ids)
+    assert worker_runtime.event_vectors.count(user) >= len(events)
+    assert set(worker_runtime.lexical.search(user, "Zanzibar snorkelling", "chain", 5)) == chain_ids
+    # indexed once: a second sweep finds nothing of this user
+    assert worker_runtime.documents.unindexed_scopes(utc_now() + timedelta(seconds=1)).count(user) == 0
+
+
+def test_the_next_run_of_the_user_indexes_what_an_earlier_run_left(worker_runtime: Runtime) -> None:
+    """The index step of any later run of the user (another agent here) indexes the leftovers too."""
+    scope = AgentScope(tenant_id=f"t-{uuid.uuid4().hex[:8]}", user_id="u1", agent_id="a1")
+    user = scope.user_scope
+    events = _consolidate_without_indexing(worker_runtime, scope)
+    other_agent = AgentScope(tenant_id=scope.tenant_id, user_id=scope.user_id, agent_id="a2")
+    run_pipeline_and_wait(other_agent, flush=True, timeout_s=120)  # nothing pending of its own
+    assert worker_runtime.documents.unindexed_events(user, 10) == []
+    nungwi = next(e for e in events if "Nungwi" in e.content)
+    assert worker_runtime.lexical.search(user, "Nungwi coral", "event", 5) == [nungwi.event_id]
+    assert worker_runtime.vectors.count(user) == len({e.chain_id for e in events})
