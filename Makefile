@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run demo test bench bench-quick flower clean eval
+.PHONY: run demo test bench bench-quick flower clean eval faults
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# The fault suite (issue 12): worker/Redis/API kill runs at 5x the sizes `make test` uses, one JSON line of
+# figures per run (ATHENA_FAULTS_SCALE=N to change; ATHENA_FAULTS_RESTART=supervisor lets Stack.supervise restart).
+faults: $(STAMP)
+	ATHENA_FAULTS_SCALE=$${ATHENA_FAULTS_SCALE:-5} $(BIN)/python -m pytest -q -s -p no:cacheprovider tests/faults
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py

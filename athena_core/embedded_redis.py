@@ -45,7 +45,7 @@ def socket_path(data_dir: Path) -> Path:
     return Path(tempfile.gettempdir()) / f"athena-redis-{digest}.sock"
 
 
-def _answers(path: Path) -> bool:
+def answers(path: Path) -> bool:
     """One PING, no retries: a stale socket file answers "no" in about a millisecond.
 
     redis-py's default for a directly built client is 10 retries with exponential backoff (2.2–4.1 s
@@ -70,11 +70,11 @@ def ensure_embedded_redis(data_dir: Path, start_timeout_s: float = 10.0) -> Redi
     data_dir.mkdir(parents=True, exist_ok=True)
     sock = socket_path(data_dir)
     location = RedisLocation(redis_url=f"unix://{sock}", celery_url=f"redis+socket://{sock}")
-    if _answers(sock):
+    if answers(sock):
         return location
     with open(data_dir / "redis.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if _answers(sock):
+        if answers(sock):
             return location
         sock.unlink(missing_ok=True)
         args = [
@@ -92,7 +92,7 @@ def ensure_embedded_redis(data_dir: Path, start_timeout_s: float = 10.0) -> Redi
         ]
         subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + start_timeout_s
-        while not _answers(sock):
+        while not answers(sock):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"embedded redis did not start; see {data_dir / 'redis.log'}")
             time.sleep(0.02)
@@ -102,7 +102,7 @@ def ensure_embedded_redis(data_dir: Path, start_timeout_s: float = 10.0) -> Redi
 def stop_embedded_redis(data_dir: Path) -> bool:
     """Shut the data directory's embedded Redis down (AOF is flushed by SHUTDOWN). True if it ran."""
     sock = socket_path(data_dir)
-    if not _answers(sock):
+    if not answers(sock):
         return False
     try:
         redis.Redis(unix_socket_path=str(sock), socket_connect_timeout=0.5, retry=Retry(NoBackoff(), 0)).shutdown()

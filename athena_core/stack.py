@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 
-from athena_core.embedded_redis import _answers, ensure_embedded_redis, socket_path, stop_embedded_redis
+from athena_core.embedded_redis import answers, ensure_embedded_redis, socket_path, stop_embedded_redis
 from athena_core.settings import Settings
 
 log = logging.getLogger("athena.stack")
@@ -117,7 +117,7 @@ class Stack:
 
     def _supervise_redis(self, now: float) -> list[str]:
         state = self.restarts.setdefault("redis", _Restarts(started_at=now))
-        if state.due_at is None and _answers(socket_path(self.settings.data_dir)):
+        if state.due_at is None and answers(socket_path(self.settings.data_dir)):
             if state.count and now - state.started_at >= self.settings.supervise_stable_s:
                 state.count = 0
             return []

@@ -18,7 +18,7 @@ import httpx
 import psutil
 
 from athena_core.client import AthenaClient
-from athena_core.embedded_redis import _answers, socket_path
+from athena_core.embedded_redis import answers, socket_path
 from athena_core.models.events import EventStatus
 from athena_core.models.scope import AgentScope
 from athena_core.settings import Settings
@@ -57,7 +57,7 @@ def _redis_pid(data_dir: Path) -> int | None:
         pid = int((data_dir / "redis.pid").read_text().strip())
     except (OSError, ValueError):
         return None
-    return pid if psutil.pid_exists(pid) and _answers(socket_path(data_dir)) else None
+    return pid if psutil.pid_exists(pid) and answers(socket_path(data_dir)) else None
 
 
 def test_athena_run_restarts_a_killed_worker_and_redis(tmp_path: Path) -> None:
@@ -185,5 +185,5 @@ def test_health_check_on_a_stale_socket_fails_fast(tmp_path: Path) -> None:
     with socket.socket(socket.AF_UNIX) as s:
         s.bind(str(path))  # a socket file nobody listens on, as a killed redis-server leaves it
     started = time.perf_counter()
-    assert not _answers(path)
+    assert not answers(path)
     assert time.perf_counter() - started < 0.5  # was 2.2–4.1 s: redis-py's 10 retries with backoff
