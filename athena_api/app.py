@@ -13,13 +13,13 @@ from athena_api.dependencies import PrincipalDep
 from athena_api.errors import install_error_handlers
 from athena_api.observability import RequestObservability
 from athena_api.routes import admin, analysis, context, events, health, sessions
-from athena_core.auth import Authenticator
-from athena_core.ingest import Ingest
-from athena_core.json_logs import configure_logging
-from athena_core.rate_limits import TenantAdmission
-from athena_core.runtime import Runtime, build_runtime
-from athena_core.sentry_setup import init_sentry
-from athena_core.settings import Settings, check_production_safety, get_settings
+from athena_api.auth import Authenticator
+from athena_core.usecases.ingest import Ingest
+from athena_core.observability.json_logs import configure_logging
+from athena_api.rate_limits import TenantAdmission
+from athena_core.wiring.runtime import Runtime, build_runtime
+from athena_core.observability.sentry_setup import init_sentry
+from athena_core.wiring.settings import Settings, check_production_safety, get_settings
 
 log = logging.getLogger("athena.api")
 

@@ -7,16 +7,16 @@ from typing import Annotated
 from fastapi import Depends, Header, Request
 
 from athena_api.errors import ApiError
-from athena_core import request_context
-from athena_core.auth import AuthError, Authenticator, Principal
-from athena_core.rate_limits import Refusal
-from athena_core.sentry_setup import tag_tenant
-from athena_core.ingest import Ingest
+from athena_core.observability import request_context
+from athena_api.auth import AuthError, Authenticator, Principal
+from athena_api.rate_limits import Refusal
+from athena_core.observability.sentry_setup import tag_tenant
+from athena_core.usecases.ingest import Ingest
 from athena_core.models.sessions import Session
 from athena_core.ltm.retrieval import FactRetriever
 from athena_core.mtm.recall import MemoryReader
 from athena_core.retrieval.hybrid_search import HybridSearch
-from athena_core.runtime import Runtime
+from athena_core.wiring.runtime import Runtime
 
 
 def get_runtime(request: Request) -> Runtime:
@@ -41,7 +41,9 @@ def get_search(request: Request) -> "HybridSearch":
     state = request.app.state
     if getattr(state, "search", None) is None:
         rt: Runtime = state.runtime
-        state.search = HybridSearch(get_reader(request), rt.event_vectors, rt.lexical, rt.graph, rt.settings)
+        state.search = HybridSearch(
+            documents=rt.documents, chain_vectors=rt.vectors, event_vectors=rt.event_vectors, lexical=rt.lexical,
+            graph=rt.graph, embedder=rt.embedder, on_access=get_reader(request).access, settings=rt.settings)
         warm_up_and_freeze(state.search)
     return state.search
 

@@ -26,7 +26,7 @@ from athena_api.errors import ApiError
 from athena_core.ids import new_id
 from athena_core.models.events import utc_now
 from athena_core.models.sessions import Session
-from athena_core.runtime import Runtime
+from athena_core.wiring.runtime import Runtime
 
 HEADER = "Idempotency-Key"
 KEY_PATTERN = re.compile(r"^[\x21-\x7e]{1,255}$")  # visible ASCII, as HTTP header values travel safely

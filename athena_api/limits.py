@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from athena_api.errors import ApiError
 from athena_core.models.text import metadata_problem
-from athena_core.settings import Settings
+from athena_core.wiring.settings import Settings
 
 
 def check_text_size(field: str, text: str, limit: int) -> None:

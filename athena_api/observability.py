@@ -16,7 +16,7 @@ import uuid
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from athena_api.errors import BodyTooLarge, error_body
-from athena_core import metrics, request_context
+from athena_core.observability import metrics, request_context
 
 
 class RequestObservability:

@@ -1,5 +1,6 @@
-"""Athena core: the domain code shared by the API (`athena_api`) and the workers (`athena_tasks`).
+"""Athena core: the service's code shared by the API (`athena_api`) and the workers (`athena_tasks`).
 
-Models, settings, store ports and adapters, LLM and embedding providers, and the pure algorithms
-(heat, topic-break gate, quality gate, merge confidence) live here so both processes import one thing.
+Folders by role (docs/architecture.md, checked by `lint-imports`): `wiring/` (settings, the composition
+root, Redis), `observability/`, `usecases/`, the tiers `stm/`, `mtm/`, `ltm/`, `retrieval/`, `text/`,
+`providers/` and `stores/` (ports beside their adapters), and `models/` at the bottom.
 """

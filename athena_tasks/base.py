@@ -3,9 +3,10 @@
 Late acks and reject-on-worker-lost redeliver a task whose worker died, so every task must be
 idempotent. Failures retry with exponential backoff and jitter, at most `ATHENA_TASK_MAX_RETRIES`
 times; then a dead-letter record is written where operators can see it. A `PermanentTaskError`
-skips the retries: retrying a bad input only burns the queue. A busy scope lock is waited for with
-short jittered retries instead: a live holder cannot outlive its task time limit, a dead one's lease
-runs out within `ATHENA_LOCK_LEASE_S`, so the wait is bounded. A pipeline run that fails for good marks
+skips the retries: retrying a bad input only burns the queue. A busy scope lock never blocks the
+worker: `scope_lock` tries once and raises `ScopeBusy`, and the task is re-queued with a short jittered
+countdown (its slot is free meanwhile) outside the failure budget; a live holder cannot outlive its task
+time limit, a dead one's lease runs out within `ATHENA_LOCK_LEASE_S`, so the re-queues are bounded. A pipeline run that fails for good marks
 its scope failed (`failed_scopes`): the beats leave it alone for `ATHENA_FAILED_SCOPE_BACKOFF_S`.
 """
 from __future__ import annotations
@@ -15,9 +16,10 @@ import random
 
 from celery import Task
 
-from athena_core import metrics
-from athena_core.settings import get_settings
-from athena_tasks.chains.scope_lock import ScopeBusy
+from athena_core.observability import metrics
+from athena_core.wiring.settings import get_settings
+from athena_core.wiring.scope_lock import ScopeBusy
+from athena_tasks.failed_scopes import mark_failed, scope_key_of, user_scope_of
 from athena_tasks.worker_runtime import get_runtime
 
 LOCK_RETRY_S = 1.0  # plus up to as much jitter
@@ -40,8 +42,8 @@ class AthenaTask(Task):
     max_retries = get_settings().task_max_retries
 
     def __call__(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN204 - celery signature
-        """Waiting for a scope lock is not a failure: retry every second or two (without holding a worker
-        slot) until the holder must be done, without spending the failure budget's exponential backoff."""
+        """A busy scope lock is not a failure: re-queue with a countdown of a second or two (the worker slot
+        is free meanwhile) until the holder must be done, without spending the failure budget's backoff."""
         try:
             return super().__call__(*args, **kwargs)
         except ScopeBusy as busy:
@@ -55,8 +57,6 @@ class AthenaTask(Task):
         log.warning("task %s[%s] retrying after %r", self.name, task_id, exc)
 
     def on_failure(self, exc, task_id, args, kwargs, einfo) -> None:  # noqa: ANN001 - celery signature
-        from athena_tasks.chains.failed_scopes import mark_failed, scope_key_of, user_scope_of
-
         metrics.DEAD_LETTERS.labels(self.name).inc()
         scope_key = scope_key_of(args)
         reason = f"{type(exc).__name__}: {exc}"[:2000]

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from celery.signals import celeryd_init
 
-from athena_core.sentry_setup import init_sentry
-from athena_core.settings import get_settings
+from athena_core.observability.sentry_setup import init_sentry
+from athena_core.wiring.settings import get_settings
 
 
 @celeryd_init.connect

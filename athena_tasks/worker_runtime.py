@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from celery.signals import worker_process_init
 
-from athena_core.runtime import Runtime, build_runtime
-from athena_core.settings import get_settings
+from athena_core.wiring.runtime import Runtime, build_runtime
+from athena_core.wiring.settings import get_settings
 
 _runtime: Runtime | None = None
 

@@ -41,6 +41,8 @@ from typing import Callable
 
 import numpy as np
 
+from athena_eval.baselines import BM25  # one BM25 for bench and eval (the installed package)
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATASET = REPO_ROOT.parent / "shared" / "datasets" / "locomo" / "locomo10.json"
 KS = (1, 5, 10)
@@ -120,11 +122,6 @@ def load_engine(name: str, batch_size: int) -> tuple[Embed, Embed, int, list[str
         embedder = LocalEmbedder(name.split(":", 1)[1], batch_size=batch_size)
         return embedder.embed, embedder.embed, embedder.dimension, list(embedder.pip_packages)
     raise SystemExit(f"unknown --model {name!r}")
-
-
-# ------------------------------------------------------------------------------------------------ bm25
-
-from athena_core.evaluation.baselines import BM25  # noqa: E402  (one BM25 for bench and eval)
 
 
 # --------------------------------------------------------------------------------------------- dataset

@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import emit, log, machine_info, save_results, utc_stamp  # noqa: E402
 
-from athena_core.ltm.ontology import NODE_LABELS, RELATIONS, USER_NODE_ID, FactObservation  # noqa: E402
-from athena_core.ltm.sqlite_graph import SqliteGraph  # noqa: E402
+from athena_core.models.ontology import NODE_LABELS, RELATIONS, USER_NODE_ID, FactObservation  # noqa: E402
+from athena_core.stores.graph.sqlite_graph import SqliteGraph  # noqa: E402
 from athena_core.models.scope import UserScope  # noqa: E402
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)

@@ -45,15 +45,15 @@ import redis  # noqa: E402
 
 from common import REPO_ROOT, emit, free_port, log, machine_info, percentile, save_results, utc_stamp  # noqa: E402
 
-from athena_core.embedded_redis import location_from_url  # noqa: E402
+from athena_core.wiring.embedded_redis import location_from_url  # noqa: E402
 from athena_core.ids import new_id  # noqa: E402
 from athena_core.models.events import Event, EventRole, EventType, utc_now  # noqa: E402
 from athena_core.models.scope import AgentScope  # noqa: E402
-from athena_core.redis_connection import redis_client  # noqa: E402
-from athena_core.settings import Settings  # noqa: E402
-from athena_core.stack import Stack  # noqa: E402
+from athena_core.wiring.redis_connection import redis_client  # noqa: E402
+from athena_core.wiring.settings import Settings  # noqa: E402
+from athena_devtools.stack import Stack  # noqa: E402
 from athena_core.stm.stm_window import StmWindow  # noqa: E402
-from athena_core.stores.sqlite_documents import SqliteDocuments  # noqa: E402
+from athena_core.stores.documents.sqlite_documents import SqliteDocuments  # noqa: E402
 
 BENCH = "ingest"
 PIPELINE_QUEUE = "athena.pipeline"

@@ -270,7 +270,7 @@ async def wait_consolidated(client, session_ids: list[str], timeout_s: float, st
 
 def count_chains(data_dir: Path, tenant: str, users: int) -> int:
     from athena_core.models.scope import UserScope
-    from athena_core.stores.sqlite_documents import SqliteDocuments
+    from athena_core.stores.documents.sqlite_documents import SqliteDocuments
 
     documents = SqliteDocuments(data_dir / "athena.sqlite3")
     try:
@@ -310,8 +310,8 @@ async def measure(stack, worker: str, workers: int, args: argparse.Namespace, ru
 def run_configs(worker_counts: list[int], args: argparse.Namespace, root: Path, run_id: str,
                 records: list[dict], stamp: str) -> None:
     """One stack (Redis, API, beat); per configuration a fresh worker with `-c workers` and a fresh tenant."""
-    from athena_core.settings import Settings
-    from athena_core.stack import Stack
+    from athena_core.wiring.settings import Settings
+    from athena_devtools.stack import Stack
 
     data_dir = root / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -330,6 +330,7 @@ def run_configs(worker_counts: list[int], args: argparse.Namespace, root: Path, 
         stack.start_redis()
         stack.start_api()
         stack.start_beat()
+        stack.start_beat_worker()  # idle flush and the sweeps run on the beat queue's own worker (issue 13)
         stack.wait_for_api(90.0)
         for workers in worker_counts:
             rng = random.Random(args.seed)  # the same conversations for every configuration

@@ -105,9 +105,9 @@ class QueryPool:
 
 
 def make_chain(tenant: str, user: str, i: int, topic: str, text: str, entities: list[str], events: int = 2):
-    from athena_core.heat import compute_heat
+    from athena_core.mtm.heat import compute_heat
     from athena_core.models.chains import Chain
-    from athena_core.mtm.quality_gate import QualityScores
+    from athena_core.models.chains import QualityScores
 
     at = BASE_TIME + timedelta(minutes=7 * i)
     quality = QualityScores(coherence=0.6, completeness=0.6, relevance=0.6, engagement=0.5, cognitive_depth=0.5,
@@ -143,7 +143,7 @@ def make_events(chain, text: str, entities: list[str]):
 def seed_user(stores, tenant: str, user: str, n: int, pool: list[tuple[str, str, list[str]]],
               pool_vectors: np.ndarray, rng: np.random.Generator, sigma: float, events_per_chain: int) -> None:
     from athena_core.models.scope import UserScope
-    from athena_core.stores.ports import LexicalDoc
+    from athena_core.stores.lexical.port import LexicalDoc
 
     documents, vectors, event_vectors, lexical = stores
     scope = UserScope(tenant_id=tenant, user_id=user)
@@ -194,12 +194,12 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
     from athena_core.providers.factory import build_embedder
     from athena_api.dependencies import warm_up_and_freeze
     from athena_core.retrieval.hybrid_search import HybridSearch
-    from athena_core.runtime import build_graph
-    from athena_core.stores.sqlite_lexical import SqliteLexical
-    from athena_core.settings import Settings
-    from athena_core.stack import Stack
-    from athena_core.stores.sqlite_documents import SqliteDocuments
-    from athena_core.stores.sqlite_vectors import SqliteVectors
+    from athena_core.wiring.runtime import build_graph
+    from athena_core.stores.lexical.sqlite_lexical import SqliteLexical
+    from athena_core.wiring.settings import Settings
+    from athena_devtools.stack import Stack
+    from athena_core.stores.documents.sqlite_documents import SqliteDocuments
+    from athena_core.stores.vectors.sqlite_vectors import SqliteVectors
 
     data_dir = root / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -253,8 +253,10 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
         **omp_env})
     reader = MemoryReader(documents, vectors, embedder, settings)
     graph = build_graph(settings)
-    hybrid = HybridSearch(reader, event_vectors, lexical, graph, settings)
-    dense_only = HybridSearch(reader, event_vectors, lexical, graph, settings.model_copy(update={
+    stores_of_search = dict(documents=documents, chain_vectors=vectors, event_vectors=event_vectors, lexical=lexical,
+                            graph=graph, embedder=embedder, on_access=reader.access)
+    hybrid = HybridSearch(**stores_of_search, settings=settings)
+    dense_only = HybridSearch(**stores_of_search, settings=settings.model_copy(update={
         "search_weight_lexical": 0.0, "search_weight_graph": 0.0}))
     warm_up_and_freeze(hybrid)  # as the API does on its first search (athena_api/dependencies.py)
     try:

@@ -48,7 +48,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from athena_core.models.scope import UserScope  # noqa: E402
-from athena_core.stores.sqlite_vectors import SqliteVectors  # noqa: E402
+from athena_core.stores.vectors.sqlite_vectors import SqliteVectors  # noqa: E402
 
 DIM = 384
 TARGET = UserScope(tenant_id="tenant-0", user_id="user-0")
@@ -68,7 +68,7 @@ def _noise_scopes() -> list[UserScope]:
 def _open(engine: str, where: Path):
     if engine == "sqlite":
         return SqliteVectors(where / "vectors.sqlite3", DIM)
-    from athena_core.stores.milvus_vectors import MilvusVectors
+    from athena_core.stores.vectors.milvus_vectors import MilvusVectors
 
     index_type = "FLAT" if engine == "milvus_lite_flat" else "AUTOINDEX"  # Lite: AUTOINDEX = FAISS HNSW
     return MilvusVectors(str(where / "m.db"), DIM, index_type=index_type)
@@ -262,7 +262,7 @@ def _second_lite_opener(directory: str, out) -> None:
         logging.getLogger(name).handlers.clear()
         logging.getLogger(name).propagate = True
         logging.getLogger(name).setLevel(logging.DEBUG)
-    from athena_core.stores.milvus_vectors import MilvusVectors
+    from athena_core.stores.vectors.milvus_vectors import MilvusVectors
 
     start = time.perf_counter()
     try:
@@ -276,7 +276,7 @@ def _second_lite_opener(directory: str, out) -> None:
 
 
 def run_lite_second_process() -> dict:
-    from athena_core.stores.milvus_vectors import MilvusVectors
+    from athena_core.stores.vectors.milvus_vectors import MilvusVectors
 
     where = Path(tempfile.mkdtemp(prefix="athena-bench-lite2-"))
     try:

@@ -23,21 +23,21 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 if os.environ.get("ATHENA_TEST_REDIS_URL"):
     os.environ["ATHENA_REDIS_URL"] = os.environ["ATHENA_TEST_REDIS_URL"]
 elif not os.environ.get("ATHENA_REDIS_URL"):
-    from athena_core.embedded_redis import ensure_embedded_redis
+    from athena_core.wiring.embedded_redis import ensure_embedded_redis
 
     os.environ["ATHENA_REDIS_URL"] = ensure_embedded_redis(_EMBEDDED_REDIS_DIR).redis_url
 
 from fastapi.testclient import TestClient  # noqa: E402
 
-from athena_core.runtime import Runtime, build_runtime  # noqa: E402
-from athena_core.settings import Settings  # noqa: E402
+from athena_core.wiring.runtime import Runtime, build_runtime  # noqa: E402
+from athena_core.wiring.settings import Settings  # noqa: E402
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     import gc
     import sys
 
-    from athena_core.embedded_redis import stop_embedded_redis
+    from athena_core.wiring.embedded_redis import stop_embedded_redis
 
     gc.collect()  # finish AsyncResult finalisers while Redis still answers
     celery_module = sys.modules.get("athena_tasks.app")

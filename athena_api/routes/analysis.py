@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
 from athena_api.dependencies import FactsDep, RuntimeDep, SessionDep
-from athena_core.heat import HeatFactors
+from athena_core.models.chains import HeatFactors
 from athena_core.models.chains import Chain
 from athena_core.models.events import utc_now
 from athena_core.mtm.chain_heat import chain_heat

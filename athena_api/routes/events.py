@@ -15,11 +15,11 @@ from athena_api.dependencies import IngestDep, RuntimeDep, SessionDep, refuse
 from athena_api.errors import ApiError
 from athena_api.idempotency import IdempotencyKey, blob_name, check_key, claim_event_ids, request_hash
 from athena_api.limits import check_metadata, check_text_size
-from athena_core.ingest import DurableWriteError, EventDraft
+from athena_core.usecases.ingest import DurableWriteError, EventDraft
 from athena_core.ids import new_id
 from athena_core.models.events import EventIn, EventRole, EventType, InteractionIn
 from athena_core.models.sessions import Session
-from athena_core.runtime import Runtime
+from athena_core.wiring.runtime import Runtime
 
 router = APIRouter(prefix="/api/v1/sessions/{session_id}", tags=["events"])
 

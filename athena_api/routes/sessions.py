@@ -14,8 +14,8 @@ from athena_api.limits import check_metadata
 from athena_core.ids import new_id
 from athena_core.models.events import EventStatus, utc_now
 from athena_core.models.sessions import Session, SessionCreate
-from athena_core.purge import PurgeBusy, PurgeIncomplete, PurgeReport, purge_user
-from athena_core.stores.contained_path import PathEscape
+from athena_core.usecases.purge import PurgeBusy, PurgeIncomplete, PurgeReport, purge_user
+from athena_core.stores.blobs.contained_path import PathEscape
 
 router = APIRouter(prefix="/api/v1/sessions", tags=["sessions"])
 

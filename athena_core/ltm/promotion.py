@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from athena_core.ltm.extraction import TripleExtractor, normalise_triples
-from athena_core.ltm.graph_port import GraphStore
+from athena_core.stores.graph.port import GraphStore
 from athena_core.models.chains import Chain
 from athena_core.models.scope import UserScope
-from athena_core.stores.ports import DocumentStore
+from athena_core.stores.documents.port import ChainStore
 
 
 def content_hash(chain: Chain) -> str:
@@ -42,7 +42,7 @@ class PromotionResult:
 
 
 class Promoter:
-    def __init__(self, documents: DocumentStore, graph: GraphStore, extractor: TripleExtractor) -> None:
+    def __init__(self, documents: ChainStore, graph: GraphStore, extractor: TripleExtractor) -> None:
         self.documents = documents
         self.graph = graph
         self.extractor = extractor

@@ -9,11 +9,12 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
-from athena_core.ltm.graph_port import GraphStore
-from athena_core.ltm.ontology import USER_NODE_ID, Fact, snake_id
+from athena_core.stores.graph.port import GraphStore
+from athena_core.models.ontology import USER_NODE_ID, Fact, snake_id
 from athena_core.models.scope import UserScope
-from athena_core.providers.offline_text import is_content_word, words
-from athena_core.settings import Settings
+from athena_core.text.content_words import is_content_word
+from athena_core.text.tokens import words
+from athena_core.wiring.settings import Settings
 
 
 class FactView(BaseModel):

@@ -4,16 +4,47 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel
-
-from athena_core.heat import HeatFactors
-from athena_core.mtm.quality_gate import QualityScores
-from athena_core.providers.llm import Subtopic
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class ChainStatus(StrEnum):
     active = "active"
     archived = "archived"
+
+
+class Subtopic(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    theme: str
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
+class QualityScores(BaseModel):
+    """Sub-scores, weighted overall and verdict of the quality gate; stored on the chain (S4)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    coherence: float = Field(ge=0.0, le=1.0)
+    completeness: float = Field(ge=0.0, le=1.0)
+    relevance: float = Field(ge=0.0, le=1.0)
+    engagement: float = Field(ge=0.0, le=1.0)
+    cognitive_depth: float = Field(ge=0.0, le=1.0)
+    overall: float = Field(ge=0.0, le=1.0)
+    passed: bool
+    mode: str
+
+
+class HeatFactors(BaseModel):
+    """The inputs and result of one heat computation, stored on the chain as `heat_factors` (S4, S2)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    i_base: float = Field(ge=0.0, le=1.0)
+    density: float = Field(ge=0.0, le=1.0)
+    intrinsic_importance: float = Field(ge=0.0, le=1.0)
+    strength: float = Field(ge=1.0)
+    hours_since_access: float = Field(ge=0.0)
+    heat: float = Field(ge=0.0, le=1.0)
 
 
 class Chain(BaseModel):

@@ -2,15 +2,23 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from athena_core.models.chains import Chain
-from athena_core.mtm.chain_heat import idle_days
 from athena_core.models.scope import UserScope
-from athena_core.stores.ports import BlobStore, DocumentStore
+from athena_core.mtm.chain_heat import idle_days
+from athena_core.stores.blobs.port import BlobStore
+from athena_core.stores.documents.port import ChainStore, EventLog
 
-if TYPE_CHECKING:
-    from athena_core.retrieval.evidence_index import EvidenceIndex
+
+class SearchIndexes(Protocol):
+    """What archival needs of the search indexes (retrieval's `EvidenceIndex` is one): drop the chains."""
+
+    def remove(self, scope: UserScope, chains: list[Chain]) -> None: ...
+
+
+class ArchivalDocuments(EventLog, ChainStore, Protocol):
+    """The event log (for the chain's blobs) and the chains (to archive it)."""
 
 
 def should_archive(chain: Chain, heat: float, now: datetime, *, max_heat: float = 0.1, min_idle_days: float = 7.0) -> bool:
@@ -19,7 +27,7 @@ def should_archive(chain: Chain, heat: float, now: datetime, *, max_heat: float 
 
 
 def archive(
-    chain: Chain, now: datetime, documents: DocumentStore, index: "EvidenceIndex", blobs: BlobStore | None
+    chain: Chain, now: datetime, documents: "ArchivalDocuments", index: SearchIndexes, blobs: BlobStore | None
 ) -> bool:
     """Search indexes and blobs first, then the status: a crash in between leaves an active chain to retry."""
     scope = UserScope(tenant_id=chain.tenant_id, user_id=chain.user_id)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from athena_core.settings import Settings
+from athena_core.wiring.settings import Settings
 
 
 @dataclass(frozen=True)

@@ -10,21 +10,23 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Literal
+from typing import Literal, Protocol
 
-from athena_core import metrics
-from athena_core.heat import compute_heat, density_score, elapsed_hours
+from athena_core.observability import metrics
+from athena_core.mtm.heat import compute_heat, density_score, elapsed_hours
 from athena_core.models.chains import Chain, ChainStatus
 from athena_core.models.events import Event, EventStatus, EventType
 from athena_core.models.scope import AgentScope
 from athena_core.mtm.calibration import calibration_for
 from athena_core.mtm.merge import MergeCandidate, pick_merge_target, union_entities
-from athena_core.mtm.quality_gate import QualityScores, score_segment
+from athena_core.models.chains import QualityScores
+from athena_core.mtm.quality_gate import score_segment
 from athena_core.mtm.topic_breaks import cosine_similarity
 from athena_core.providers.embeddings import Embedder
 from athena_core.providers.llm import ChainFormation, LLMProvider, TranscriptLine
-from athena_core.settings import Settings
-from athena_core.stores.ports import DocumentStore, VectorIndex
+from athena_core.wiring.settings import Settings
+from athena_core.stores.documents.port import ChainStore, EventLog, SessionStore
+from athena_core.stores.vectors.port import VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +56,10 @@ def encodable(value: str) -> str:
 def clean_metadata(metadata: dict) -> dict[str, str]:
     """Session metadata as a chain can store it (a string map): keys and values made encodable."""
     return {encodable(str(key)): encodable(str(value)) for key, value in metadata.items() if value is not None}
+
+
+class FormationDocuments(SessionStore, EventLog, ChainStore, Protocol):
+    """What formation reads and writes: the session (its agent), the events, the chains."""
 
 
 @dataclass(frozen=True)
@@ -91,7 +97,7 @@ def segment_density(events: list[Event], entities: list[str]) -> float:
 
 class ChainFormer:
     def __init__(
-        self, documents: DocumentStore, vectors: VectorIndex, llm: LLMProvider, embedder: Embedder,
+        self, documents: "FormationDocuments", vectors: VectorIndex, llm: LLMProvider, embedder: Embedder,
         settings: Settings,
     ) -> None:
         self.documents = documents

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from athena_core.heat import HeatFactors, compute_heat, elapsed_hours
+from athena_core.models.chains import HeatFactors
+from athena_core.mtm.heat import compute_heat, elapsed_hours
 from athena_core.models.chains import Chain
 
 

@@ -8,13 +8,14 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
-from athena_core import metrics
-from athena_core.heat import recall_on_access
+from athena_core.observability import metrics
+from athena_core.mtm.heat import recall_on_access
 from athena_core.models.chains import Chain
 from athena_core.models.scope import UserScope
 from athena_core.providers.embeddings import Embedder
-from athena_core.settings import Settings
-from athena_core.stores.ports import DocumentStore, VectorIndex
+from athena_core.wiring.settings import Settings
+from athena_core.stores.documents.port import ChainStore
+from athena_core.stores.vectors.port import VectorIndex
 
 
 class ChainPage(BaseModel):
@@ -58,7 +59,7 @@ def matches_filter(metadata: dict[str, str], wanted: dict[str, str] | None) -> b
 
 
 class MemoryReader:
-    def __init__(self, documents: DocumentStore, vectors: VectorIndex, embedder: Embedder, settings: Settings):
+    def __init__(self, documents: ChainStore, vectors: VectorIndex, embedder: Embedder, settings: Settings):
         self.documents = documents
         self.vectors = vectors
         self.embedder = embedder

@@ -10,7 +10,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from athena_core import metrics
+from athena_core.observability import metrics
 
 
 @runtime_checkable
@@ -23,18 +23,6 @@ class Embedder(Protocol):
     def embed(self, texts: list[str]) -> np.ndarray:
         """Return an array of shape (len(texts), dimension), float32, each row L2-normalised."""
         ...
-
-
-class EmbeddingDimensionMismatch(RuntimeError):
-    """The configured vector index and the embedding model disagree on the dimension (SPEC S8)."""
-
-    def __init__(self, model_name: str, model_dimension: int, index_dimension: int) -> None:
-        super().__init__(
-            f"embedding model {model_name!r} produces {model_dimension}-d vectors but the vector index "
-            f"holds {index_dimension}-d vectors; re-index or configure the matching model"
-        )
-        self.model_dimension = model_dimension
-        self.index_dimension = index_dimension
 
 
 def normalise_rows(vectors: np.ndarray) -> np.ndarray:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from athena_core.providers.embeddings import CachedEmbedder, Embedder
 from athena_core.providers.llm import LLMProvider
-from athena_core.settings import Settings
+from athena_core.wiring.settings import Settings
 
 
 def build_llm(settings: Settings) -> LLMProvider:

@@ -6,9 +6,13 @@ for structured outputs, and the `offline` provider builds them directly.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from athena_core.models.chains import Subtopic
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class TranscriptLine(BaseModel):
@@ -20,13 +24,6 @@ class TranscriptLine(BaseModel):
     type: str  # message | thought | action | observation
     content: str
     timestamp: datetime | None = None
-
-
-class Subtopic(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    theme: str
-    confidence: float = Field(ge=0.0, le=1.0)
 
 
 class ChainFormation(BaseModel):
@@ -57,6 +54,16 @@ class LLMProvider(Protocol):
 
     def same_topic(self, previous: str, current: str, *, tenant_id: str = "") -> bool:
         """Gray-zone arbitration of the break gate: do these two user messages share a topic?"""
+        ...
+
+    def structured(
+        self, purpose: str, messages: list[dict[str, str]], model_cls: type[M], *, schema_name: str,
+        tenant_id: str = "", schema: dict[str, Any] | None = None,
+    ) -> M:
+        """One structured call for any pydantic model (other stages use it: triple extraction): chat
+        `messages` in, a validated `model_cls` out, metered under `purpose`. A reply off the schema raises
+        LLMSchemaError; a provider without a model raises NotImplementedError (stages pick an offline
+        implementation of their own instead, e.g. `OfflineTripleExtractor`)."""
         ...
 
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from athena_core import metrics
-from athena_core.providers.llm import ChainFormation, LLMProvider, TranscriptLine
+from athena_core.observability import metrics
+from athena_core.providers.llm import M, ChainFormation, LLMProvider, TranscriptLine
 
 T = TypeVar("T")
 
@@ -37,3 +37,10 @@ class MeteredLLM:
 
     def same_topic(self, previous: str, current: str, *, tenant_id: str = "") -> bool:
         return self._metered("same_topic", lambda: self.inner.same_topic(previous, current, tenant_id=tenant_id))
+
+    def structured(
+        self, purpose: str, messages: list[dict[str, str]], model_cls: type[M], *, schema_name: str,
+        tenant_id: str = "", schema: dict[str, Any] | None = None,
+    ) -> M:
+        return self._metered(purpose, lambda: self.inner.structured(
+            purpose, messages, model_cls, schema_name=schema_name, tenant_id=tenant_id, schema=schema))

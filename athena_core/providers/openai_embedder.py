@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import openai
 
-from athena_core.providers.embeddings import EmbeddingDimensionMismatch, normalise_rows
+from athena_core.models.errors import EmbeddingDimensionMismatch
+from athena_core.providers.embeddings import normalise_rows
 
 if TYPE_CHECKING:
     import httpx2

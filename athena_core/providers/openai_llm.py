@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import openai
 from pydantic import BaseModel, ValidationError
 
-from athena_core.metrics import LLM_CALLS, LLM_LATENCY, LLM_RETRIES, LLM_SCHEMA_FAILURES, LLM_TOKENS
+from athena_core.observability.metrics import LLM_CALLS, LLM_LATENCY, LLM_RETRIES, LLM_SCHEMA_FAILURES, LLM_TOKENS
 from athena_core.providers.llm import ChainFormation, LLMSchemaError, LLMUnavailable, TranscriptLine
 from athena_core.providers.llm_replies import parse_boolean_reply
 

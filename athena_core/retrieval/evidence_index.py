@@ -11,7 +11,8 @@ from athena_core.models.events import Event
 from athena_core.models.scope import UserScope
 from athena_core.providers.embeddings import Embedder
 from athena_core.retrieval.sentences import sentence_texts, sentence_vector_id, sentence_vector_ids
-from athena_core.stores.ports import LexicalDoc, LexicalIndex, VectorIndex
+from athena_core.stores.lexical.port import LexicalDoc, LexicalIndex
+from athena_core.stores.vectors.port import VectorIndex
 
 
 class EvidenceIndex:

@@ -16,150 +16,66 @@ A length prior (score × tokens^`search_length_prior`) favours turns that say mo
 result shows its date(s) in its text and carries its time span, so the caller can answer "when". Results
 are sorted by fused score, deduplicated and packed into `max_tokens`; events after the best few are shown
 as excerpts (their best-matching sentences), so the budget holds more of the evidence.
+
+Here: the ranking and the packing. Beside it, one concept each: `search_hit.py` (what is returned),
+`neighbours.py`, `fact_candidates.py`, `metadata_filter.py`, `time_bonus.py`, `rendering.py` and
+`summary_pinning.py`; query terms for the lexical index come from `lexical_terms.py`.
 """
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
 
-from pydantic import BaseModel
-
-from athena_core.ltm.graph_port import GraphStore
-from athena_core.ltm.ontology import Fact
-from athena_core.ltm.retrieval import FactRetriever, statement
+from athena_core.ltm.retrieval import FactRetriever
 from athena_core.models.chains import Chain, ChainStatus
-from athena_core.models.events import Event, EventStatus
+from athena_core.models.events import EventStatus
 from athena_core.models.scope import UserScope
-from athena_core.mtm.recall import MemoryReader, matches_filter
-from athena_core.providers.offline_text import stem
+from athena_core.providers.embeddings import Embedder
 from athena_core.retrieval.budget import approx_tokens, pack_within_budget
-from athena_core.retrieval.fusion import Fused, rank_bonus, reciprocal_rank_fusion
+from athena_core.retrieval.fact_candidates import fact_candidates
+from athena_core.retrieval.fusion import rank_bonus, reciprocal_rank_fusion
 from athena_core.retrieval.lexical_terms import search_terms
+from athena_core.retrieval.metadata_filter import filtered
+from athena_core.retrieval.neighbours import with_neighbours
+from athena_core.retrieval.rendering import render_chain, render_event
+from athena_core.retrieval.search_hit import Candidate, SearchHit, TimeSpan, rounded
 from athena_core.retrieval.sentences import event_of, excerpt
-from athena_core.retrieval.time_cues import TimeCues, parse_time_cues, render_date, render_span
-from athena_core.settings import Settings
-from athena_core.stores.ports import LexicalIndex, VectorIndex
+from athena_core.retrieval.summary_pinning import pin_summaries
+from athena_core.retrieval.time_bonus import apply_time_cues
+from athena_core.retrieval.time_cues import parse_time_cues
+from athena_core.stores.documents.port import DocumentStore
+from athena_core.stores.graph.port import GraphStore
+from athena_core.stores.lexical.port import LexicalIndex
+from athena_core.stores.vectors.port import VectorIndex
+from athena_core.wiring.settings import Settings
 
-SourceType = Literal["chain", "event", "fact"]
-FILTER_EVENT_SCAN = 5000  # with a `filter`: most events read from the log to test the candidate chains' events
-
-
-class TimeSpan(BaseModel):
-    start: datetime
-    end: datetime
-
-
-class SearchHit(BaseModel):
-    """One SearchMemory result (SPEC S2 fields, plus what hybrid retrieval adds)."""
-
-    content: str
-    similarity_score: float | None  # cosine to the query (events and chains; null for facts, or dense off)
-    score: float  # fused score: what results are sorted by
-    source_type: SourceType
-    source_id: str  # chain id, event id, or edge id
-    timestamp: datetime  # the evidence time (event time, chain's last event, fact's valid_at)
-    time_span: TimeSpan
-    retrievers: list[str]
-    chain_id: str | None = None
-    topic: str | None = None
-    role: str | None = None
-    tokens: int = 0
-    excerpt: bool = False  # content is the event's best-matching sentences, not all of it (`…` marks cuts)
-
-
-@dataclass
-class _Candidate:
-    """A result before packing. Built with `model_construct` (trusted fields, no validation): a search
-    scores a few hundred candidates and returns tens; FastAPI validates what is returned."""
-
-    hit: SearchHit
-    chain_id: str | None = None
-    text: str | None = None  # an event's own text (content adds its date), for an excerpt
-
-
-# ------------------------------------------------------------------------------------------ rendering
-
-
-def render_event(at: datetime, text: str) -> str:
-    return f"[{render_date(at)}] {text}"
-
-
-def render_chain(chain: Chain) -> str:
-    return f"[{render_span(chain.started_at, chain.last_event_at)}] {chain.summary}"
-
-
-def fact_timeline(facts: list[Fact]) -> dict[str, str]:
-    """edge id → "initially" / "currently" where a subject's relation had several values over time.
-
-    Ordered by valid_at (SPEC S6): the first value observed is the initial one, the last the current one.
-    """
-    groups: dict[tuple[str, str], list[Fact]] = defaultdict(list)
-    for fact in facts:
-        groups[(fact.subject.id, fact.relation)].append(fact)
-    labels: dict[str, str] = {}
-    for group in groups.values():
-        if len({f.object.id for f in group}) < 2:
-            continue
-        ordered = sorted(group, key=lambda f: (f.first_valid_at, f.valid_at))
-        labels[ordered[0].edge_id] = "initially"
-        labels[max(group, key=lambda f: (f.valid_at, f.first_valid_at)).edge_id] = "currently"
-    return labels
-
-
-def render_fact(fact: Fact, label: str | None) -> str:
-    span = render_span(fact.first_valid_at, fact.valid_at)
-    return f"[{span}] {label + ': ' if label else ''}{statement(fact)}"
-
-
-def pin_summaries(ranked: list[_Candidate], chain_ids: list[str]) -> list[_Candidate]:
-    """Move each given chain's summary right before the best-ranked event of that chain, so the topic
-    and its verbatim evidence are read together (a summary alone ranks below its own best events)."""
-    pinned = {c.chain_id: c for c in ranked if c.hit.source_type == "chain" and c.chain_id in chain_ids}
-    pinned_ids = set(pinned)
-    out: list[_Candidate] = []
-    for c in ranked:
-        if c.hit.source_type == "chain" and c.chain_id in pinned_ids:
-            if c.chain_id in pinned:  # not placed yet: no event of its chain came first
-                out.append(pinned.pop(c.chain_id))
-            continue
-        if c.hit.source_type == "event" and c.chain_id in pinned:
-            summary = pinned.pop(c.chain_id)
-            summary.hit.score = max(summary.hit.score, c.hit.score)
-            out.append(summary)
-        out.append(c)
-    return out
-
-
-def shares_a_term(text: str, terms: list[str]) -> bool:
-    """A light lexical check: a query term in the text, compared by stem (plurals and tenses meet)."""
-    stems = {stem(w) for w in search_terms(text, max_terms=10_000)}
-    return any(stem(t) in stems for t in terms)
-
-
-# ---------------------------------------------------------------------------------------------- search
+OnAccess = Callable[[UserScope, list[Chain], datetime], None]
 
 
 class HybridSearch:
+    """SearchMemory and GetContext(query) over explicit stores: the document store (events, chains), the
+    chain and event vector indexes, the lexical index, the graph (None: no facts) and the embedder that
+    made the vectors. `on_access` is told which chains a search returned (recall on access, SPEC S5.2:
+    `MemoryReader.access`)."""
+
     def __init__(
-        self, reader: MemoryReader, event_vectors: VectorIndex, lexical: LexicalIndex,
-        graph: GraphStore | None, settings: Settings,
+        self, *, documents: DocumentStore, chain_vectors: VectorIndex, event_vectors: VectorIndex,
+        lexical: LexicalIndex, graph: GraphStore | None, embedder: Embedder, on_access: OnAccess,
+        settings: Settings,
     ) -> None:
-        self.reader = reader
-        self.documents = reader.documents
-        self.chain_vectors = reader.vectors
+        self.documents = documents
+        self.chain_vectors = chain_vectors
         self.event_vectors = event_vectors
         self.lexical = lexical
-        self.embedder = reader.embedder
-        self.facts = FactRetriever(graph, settings) if graph is not None else None
         self.graph = graph
+        self.embedder = embedder
+        self.on_access = on_access
+        self.facts = FactRetriever(graph, settings) if graph is not None else None
         self.settings = settings
 
     # -- ranking ------------------------------------------------------------------------------------
     def _rank(self, scope: UserScope, query: str, now: datetime, metadata_filter: dict[str, str] | None,
-              with_facts: bool) -> tuple[list[_Candidate], dict[str, Chain]]:
+              with_facts: bool) -> tuple[list[Candidate], dict[str, Chain]]:
         s = self.settings
         n = s.search_candidates
         event_dense, chain_dense, event_lexical, chain_lexical = [], [], [], []  # a weight ≤ 0 switches one off
@@ -170,8 +86,9 @@ class HybridSearch:
             event_dense, cosine = self._event_dense(scope, vector, n)
             chain_dense = self.chain_vectors.search(scope, vector, n)
         if s.search_weight_lexical > 0:
-            event_lexical = self.lexical.search(scope, query, "event", n)
-            chain_lexical = self.lexical.search(scope, query, "chain", n)
+            terms = search_terms(query)
+            event_lexical = self.lexical.search(scope, terms, "event", n)
+            chain_lexical = self.lexical.search(scope, terms, "chain", n)
         chain_cosine = {h.chain_id: h.similarity for h in chain_dense}
 
         events = {e.event_id: e for e in self.documents.get_events(
@@ -181,7 +98,7 @@ class HybridSearch:
         chains = {c.chain_id: c for c in self.documents.get_chains(scope, chain_ids) if c.status == ChainStatus.active}
         keep_event = None
         if metadata_filter:
-            events, chains, keep_event = self._filtered(scope, events, chains, metadata_filter)
+            events, chains, keep_event = filtered(self.documents, scope, events, chains, metadata_filter)
 
         k = s.search_rrf_k
         chain_fused = reciprocal_rank_fusion(
@@ -193,13 +110,14 @@ class HybridSearch:
              "dense": [e for e in event_dense if e in events and events[e].chain_id in chains]},
             {"lexical": s.search_weight_lexical, "dense": s.search_weight_dense}, k)
 
-        event_scores = self._with_neighbours(scope, event_fused, events, chains, keep_event)
+        event_scores = with_neighbours(self.documents, scope, event_fused, events, chains,
+                                       s.search_weight_neighbour, keep_event)
 
-        candidates: list[_Candidate] = []
+        candidates: list[Candidate] = []
         for fused in chain_fused:
             chain = chains[fused.key]
-            candidates.append(_Candidate(SearchHit.model_construct(
-                content=render_chain(chain), similarity_score=_round(chain_cosine.get(chain.chain_id)),
+            candidates.append(Candidate(SearchHit.model_construct(
+                content=render_chain(chain), similarity_score=rounded(chain_cosine.get(chain.chain_id)),
                 score=s.search_weight_chain * fused.score, source_type="chain", source_id=chain.chain_id,
                 timestamp=chain.last_event_at, time_span=TimeSpan.model_construct(start=chain.started_at, end=chain.last_event_at),
                 retrievers=fused.retrievers, chain_id=chain.chain_id, topic=chain.topic), chain.chain_id))
@@ -207,19 +125,21 @@ class HybridSearch:
             event = events[event_id]
             context = chain_rank.get(event.chain_id)
             score += rank_bonus(context, s.search_weight_chain, k) if context else 0.0
-            candidates.append(_Candidate(SearchHit.model_construct(
+            candidates.append(Candidate(SearchHit.model_construct(
                 content=render_event(event.timestamp, event.content),
-                similarity_score=_round(cosine.get(event.event_id)), score=score,
+                similarity_score=rounded(cosine.get(event.event_id)), score=score,
                 source_type="event", source_id=event.event_id, timestamp=event.timestamp,
                 time_span=TimeSpan.model_construct(start=event.timestamp, end=event.timestamp), retrievers=retrievers,
                 chain_id=event.chain_id, topic=chains[event.chain_id].topic, role=event.role.value), event.chain_id,
                 event.content))
         if with_facts and self.facts is not None and s.search_weight_graph > 0:
             top_entities = [e for f in chain_fused[:3] for e in chains[f.key].entities]
-            candidates += self._fact_candidates(scope, query, top_entities)
+            candidates += fact_candidates(self.facts, self.graph, scope, query, top_entities,
+                                          weight=s.search_weight_graph, rrf_k=k)
         if vector is not None:
             self._fill_cosine(scope, vector, candidates)
-        self._apply_time_cues(candidates, parse_time_cues(query, now))
+        apply_time_cues(candidates, parse_time_cues(query, now), weight=s.search_weight_time, rrf_k=k,
+                        rerank=s.search_time_rerank)
         if s.search_length_prior:
             for c in candidates:  # a longer turn holds more evidence (and may be cut to an excerpt later)
                 c.hit.score *= max(approx_tokens(c.hit.content), 1) ** s.search_length_prior
@@ -244,7 +164,7 @@ class HybridSearch:
         ranked = sorted(rank, key=lambda e: -rank[e])[:n]
         return ranked, {e: cosine[e] for e in ranked}
 
-    def _fill_cosine(self, scope: UserScope, vector, candidates: list[_Candidate]) -> None:
+    def _fill_cosine(self, scope: UserScope, vector, candidates: list[Candidate]) -> None:
         """Every event and chain result reports its cosine to the query (SPEC S2), also those only BM25 or
         a neighbour found, so `similarity_threshold` means the same for every result."""
         for kind, index in (("event", self.event_vectors), ("chain", self.chain_vectors)):
@@ -252,110 +172,7 @@ class HybridSearch:
             if missing:
                 found = index.similarities(scope, vector, [c.hit.source_id for c in missing])
                 for c in missing:
-                    c.hit.similarity_score = _round(found.get(c.hit.source_id))
-
-    def _filtered(self, scope: UserScope, events: dict[str, Event], chains: dict[str, Chain],
-                  wanted: dict[str, str]) -> tuple[dict[str, Event], dict[str, Chain], "Callable[[Event], bool]"]:
-        """SearchMemory's metadata `filter` (SPEC S2: all pairs equal, on event and session metadata).
-
-        - an event is kept when its own metadata matches, or its chain's metadata does (a chain carries
-          its sessions' metadata);
-        - a chain (its summary) is kept when its metadata matches, or any of its events' metadata does
-          (read from the log for chains none of whose found events matched), so a topic the filtered
-          events belong to is shown with them.
-        Facts are not filtered (graph facts carry no metadata). Returns the kept events and chains and
-        the event test (for neighbours loaded later).
-        """
-        def keep_event(event: Event) -> bool:
-            chain = chains.get(event.chain_id or "")
-            return matches_filter(event.metadata, wanted) or (chain is not None and matches_filter(chain.metadata, wanted))
-
-        kept_events = {i: e for i, e in events.items() if keep_event(e)}
-        kept_chains = {c.chain_id: c for c in chains.values()
-                       if matches_filter(c.metadata, wanted) or any(e.chain_id == c.chain_id for e in kept_events.values())}
-        unknown = [i for c in chains.values() if c.chain_id not in kept_chains for i in c.event_ids if i not in events]
-        for event in self.documents.get_events(scope, unknown[:FILTER_EVENT_SCAN]) if unknown else []:
-            if event.chain_id in chains and event.chain_id not in kept_chains and matches_filter(event.metadata, wanted):
-                kept_chains[event.chain_id] = chains[event.chain_id]
-        return kept_events, kept_chains, keep_event
-
-    def _with_neighbours(self, scope: UserScope, fused: list[Fused], events: dict[str, Event],
-                         chains: dict[str, Chain],
-                         keep_event: "Callable[[Event], bool] | None" = None) -> dict[str, tuple[float, list[str]]]:
-        """event id → (score, retrievers), where each found event lends a share of its score to the events
-        just before and after it in its chain: an answer often sits in the reply next to the matching turn.
-        Neighbours not found by any retriever are loaded and marked found by "neighbour"."""
-        scores = {f.key: (f.score, list(f.retrievers)) for f in fused}
-        share = self.settings.search_weight_neighbour
-        if share <= 0 or not fused:
-            return scores
-        wanted = {events[f.key].chain_id for f in fused}
-        position = {c: {e: i for i, e in enumerate(chains[c].event_ids)} for c in wanted}
-        lent: dict[str, float] = defaultdict(float)
-        for f in fused:
-            chain = chains[events[f.key].chain_id]
-            i = position[chain.chain_id].get(f.key)
-            if i is None:
-                continue
-            for j in (i - 1, i + 1):
-                if 0 <= j < len(chain.event_ids):
-                    lent[chain.event_ids[j]] += share * f.score
-        missing = [e for e in lent if e not in events]
-        for event in self.documents.get_events(scope, missing) if missing else []:
-            if event.status == EventStatus.consolidated and event.chain_id in chains and (
-                    keep_event is None or keep_event(event)):
-                events[event.event_id] = event
-        for event_id, extra in lent.items():
-            if event_id not in events:
-                continue
-            score, retrievers = scores.get(event_id, (0.0, []))
-            scores[event_id] = (score + extra, [*retrievers, "neighbour"])
-        return scores
-
-    def _fact_candidates(self, scope: UserScope, query: str, chain_entities: list[str]) -> list[_Candidate]:
-        """Facts around the entities the query names or the top chains mention (S6.4 order), then the
-        user's own facts that share a word with the query; for each (subject, relation) found, every value
-        it had over time, so that the initial and the current value both show."""
-        terms = search_terms(query)
-        named = self.facts.entity_facts(scope, query, chain_entities)
-        own = [f for f in self.facts.user_facts(scope) if shares_a_term(statement(f), terms)]
-        found = list({f.edge_id: f for f in [*named, *own]}.values())
-        history: dict[str, Fact] = {f.edge_id: f for f in found}
-        for subject, relation in list(dict.fromkeys((f.subject.id, f.relation) for f in found))[:5]:
-            for fact in self.graph.facts_about(scope, subject, relation):
-                history.setdefault(fact.edge_id, fact)
-        labels = fact_timeline(list(history.values()))
-        out = []
-        for rank, fact in enumerate(history.values(), start=1):
-            out.append(_Candidate(SearchHit.model_construct(
-                content=render_fact(fact, labels.get(fact.edge_id)), similarity_score=None,
-                score=rank_bonus(rank, self.settings.search_weight_graph, self.settings.search_rrf_k),
-                source_type="fact", source_id=fact.edge_id, timestamp=fact.valid_at,
-                time_span=TimeSpan.model_construct(start=fact.first_valid_at, end=fact.valid_at), retrievers=["graph"])))
-        return out
-
-    def _apply_time_cues(self, candidates: list[_Candidate], cues: TimeCues) -> None:
-        """A window bonus for evidence inside the asked time; for "first" / "currently", a bonus among the
-        best candidates that grows with how early (or late) each is within their time range."""
-        s = self.settings
-        if not cues.any or s.search_weight_time <= 0:
-            return
-        bonus = rank_bonus(1, s.search_weight_time, s.search_rrf_k)
-        if cues.window is not None:
-            for c in candidates:
-                span = c.hit.time_span
-                if span.start < cues.window[1] and span.end >= cues.window[0]:
-                    c.hit.score += bonus
-        if cues.order is not None:
-            # among the best candidates, a bonus by position in time: full for the earliest (or latest)
-            best = sorted(candidates, key=lambda c: -c.hit.score)[: s.search_time_rerank]
-            times = [(c.hit.time_span.start if cues.order == "earliest" else c.hit.time_span.end).timestamp()
-                     for c in best]
-            if times and max(times) > min(times):
-                lo, hi = min(times), max(times)
-                for c, at in zip(best, times):
-                    position = (hi - at) / (hi - lo) if cues.order == "earliest" else (at - lo) / (hi - lo)
-                    c.hit.score += bonus * position
+                    c.hit.similarity_score = rounded(found.get(c.hit.source_id))
 
     # -- public -------------------------------------------------------------------------------------
     def search(
@@ -378,10 +195,10 @@ class HybridSearch:
             c.hit.score = round(c.hit.score, 6)
             c.hit.tokens = approx_tokens(c.hit.content)
         touched = [chains[i] for i in dict.fromkeys(c.chain_id for c in packed if c.chain_id) if i in chains]
-        self.reader.access(scope, touched, now)
+        self.on_access(scope, touched, now)
         return [c.hit for c in packed]
 
-    def _cut_to_excerpts(self, candidates: list[_Candidate], query: str, max_tokens: int | None) -> None:
+    def _cut_to_excerpts(self, candidates: list[Candidate], query: str, max_tokens: int | None) -> None:
         """Events after the best `search_whole_results` are shown by their best-matching sentences (at most
         `search_excerpt_words` words), so a budget holds more of the evidence; the best stay whole. Only
         candidates within twice the budget are cut: packing never reaches further than gap-filling."""
@@ -409,7 +226,3 @@ class HybridSearch:
             if c.chain_id and c.chain_id not in order:
                 order[c.chain_id] = c.hit.similarity_score if c.hit.source_type == "chain" else None
         return [(chains[i], sim) for i, sim in list(order.items())[:limit]]
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(float(value), 6)

@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from athena_core.providers.offline_text import stem
+from athena_core.text.sentences import split_sentences
+from athena_core.text.stemming import stem
+from athena_core.text.tokens import word_tokens
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _LABEL = re.compile(r"^([^\s:][^:\n]{0,39}):\s+")
-_WORD = re.compile(r"[a-z0-9]+")
 MAX_SENTENCE_VECTORS = 8  # per event: longer texts fold their tail into the last one (ids stay bounded)
 
 
@@ -30,17 +30,13 @@ def split_label(text: str) -> tuple[str, str]:
     return "", text
 
 
-def split_sentences(text: str) -> list[str]:
-    return [s for s in _SENTENCE_END.split(text.strip()) if s.strip()]
-
-
 def sentence_texts(text: str, min_words: int) -> list[str]:
     """What gets a sentence vector: nothing for a text under `min_words` words or of one sentence (its own
     vector is enough), else each sentence with the speaker label, at most `MAX_SENTENCE_VECTORS`."""
     label, body = split_label(text)
     if min_words <= 0 or len(body.split()) < min_words:
         return []
-    sentences = split_sentences(body)
+    sentences = split_sentences(body, verbatim=True)  # a vector of the user's own words
     if len(sentences) < 2:
         return []
     if len(sentences) > MAX_SENTENCE_VECTORS:
@@ -73,11 +69,11 @@ def excerpt(text: str, query_terms: Collection[str], max_words: int) -> str | No
     label, body = split_label(text)
     if max_words <= 0 or len(body.split()) <= max_words:
         return None
-    sentences = split_sentences(body)
+    sentences = split_sentences(body, verbatim=True)  # an excerpt shows the text as written
     stems = {stem(t) for t in query_terms}
 
     def overlap(i: int) -> int:
-        return len({stem(w) for w in _WORD.findall(sentences[i].lower())} & stems)
+        return len({stem(w) for w in word_tokens(sentences[i])} & stems)
 
     best = max(range(len(sentences)), key=lambda i: (overlap(i), -i))
     lo = hi = best

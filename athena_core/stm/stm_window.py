@@ -10,19 +10,16 @@ from importlib import resources
 
 import redis
 
-from athena_core import metrics
+from athena_core.observability import metrics
 from athena_core.models.events import Event, EventType, WindowEvent
 from athena_core.models.scope import AgentScope
-from athena_core.stores.ports import DocumentStore
+from athena_core.stores.documents.port import EventLog
+from athena_core.wiring.redis_keys import stm_key
 
 log = logging.getLogger(__name__)
 
 PUSH_SCRIPT = resources.files("athena_core.stm").joinpath("push_window.lua").read_text()
 REBUILD_LOOKBACK = 20  # raw events read per window slot when rebuilding (coalesced runs need more)
-
-
-def stm_key(scope: AgentScope) -> str:
-    return f"stm:{scope.key}"
 
 
 def coalesces_into(head: WindowEvent, new: WindowEvent) -> bool:
@@ -65,7 +62,7 @@ def window_from_events(events_oldest_first: list[Event], window: int) -> list[Wi
 class StmWindow:
     """Pushes events into, and reads them back from, the per-agent-scope Redis window."""
 
-    def __init__(self, client: redis.Redis, documents: DocumentStore, window: int = 10, ttl_s: int = 7200):
+    def __init__(self, client: redis.Redis, documents: EventLog, window: int = 10, ttl_s: int = 7200):
         self.redis = client
         self.documents = documents
         self.window = window

@@ -9,7 +9,7 @@ import uuid
 
 from celery import chord
 
-from athena_core import metrics
+from athena_core.observability import metrics
 from athena_core.ltm.communities import bridge_scores, detect_communities
 from athena_tasks.app import app
 from athena_tasks.base import AthenaTask

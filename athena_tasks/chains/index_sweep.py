@@ -13,11 +13,12 @@ import time
 from datetime import timedelta
 
 from athena_core.models.events import utc_now
+from athena_core.wiring.redis_keys import index_scope_key
 from athena_tasks.app import app
 from athena_tasks.base import AthenaTask
-from athena_tasks.chains.failed_scopes import BadRowReporter, mark_failed, recently_failed
+from athena_tasks.failed_scopes import BadRowReporter, mark_failed, recently_failed
 from athena_tasks.chains.indexing import index_user
-from athena_tasks.chains.scope_lock import ScopeBusy
+from athena_core.wiring.scope_lock import ScopeBusy
 from athena_tasks.worker_runtime import get_runtime
 
 log = logging.getLogger(__name__)
@@ -33,7 +34,7 @@ def sweep_unindexed() -> dict:
     cutoff = utc_now() - timedelta(seconds=settings.index_sweep_age_s)
     bad_rows = BadRowReporter(runtime.redis, runtime.documents, "index_sweep")
     users = runtime.documents.unindexed_scopes(cutoff, limit=SWEEP_USERS, on_invalid=bad_rows)
-    keys = {user: f"index:{user.tenant_id}:{user.user_id}" for user in users}
+    keys = {user: index_scope_key(user) for user in users}
     backed_off = recently_failed(runtime.redis, list(keys.values()))
     counts = {"users": 0, "events_indexed": 0, "busy": 0, "failed": 0, "backed_off": 0, "deferred": 0,
               "bad_rows": 0}

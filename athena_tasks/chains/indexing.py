@@ -16,13 +16,13 @@ from __future__ import annotations
 import logging
 import time
 
-from athena_core import metrics
+from athena_core.observability import metrics
 from athena_core.models.chains import ChainStatus
 from athena_core.models.events import utc_now
 from athena_core.models.scope import UserScope
-from athena_core.purge_fence import purged_since, user_write_lock_name
-from athena_core.runtime import Runtime
-from athena_tasks.chains.scope_lock import scope_lock
+from athena_core.usecases.purge_fence import purged_since, user_write_lock_name
+from athena_core.wiring.runtime import Runtime
+from athena_core.wiring.scope_lock import scope_lock
 
 log = logging.getLogger(__name__)
 

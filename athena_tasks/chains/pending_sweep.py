@@ -7,11 +7,11 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from athena_core import metrics
+from athena_core.observability import metrics
 from athena_core.models.events import utc_now
 from athena_tasks.app import app
 from athena_tasks.base import AthenaTask
-from athena_tasks.chains.failed_scopes import BadRowReporter, recently_failed
+from athena_tasks.failed_scopes import BadRowReporter, recently_failed
 from athena_tasks.chains.run_requests import PipelineRunRequester
 from athena_tasks.worker_runtime import get_runtime
 

@@ -16,21 +16,19 @@ from __future__ import annotations
 import logging
 import time
 
-from celery import chain
-from celery.canvas import Signature
-
-from athena_core import metrics
+from athena_core.observability import metrics
 from athena_core.models.events import EventStatus, utc_now
 from athena_core.models.scope import AgentScope
 from athena_core.mtm.calibration import calibration_for
 from athena_core.mtm.chain_formation import ChainFormer
 from athena_core.mtm.segmenter import BreakDetector, is_user_message, plan_segments
-from athena_core.purge_fence import user_write_lock_name
+from athena_core.usecases.purge_fence import user_write_lock_name
 from athena_tasks.app import app
 from athena_tasks.base import AthenaTask, PermanentTaskError
 from athena_tasks.chains.indexing import fenced, index_user
-from athena_tasks.chains.run_requests import PipelineRunRequester, clear_run_request
-from athena_tasks.chains.scope_lock import scope_lock
+from athena_tasks.chains.run_requests import PipelineRunRequester, clear_run_request, pipeline_for
+from athena_core.wiring.redis_keys import segment_lock_name
+from athena_core.wiring.scope_lock import scope_lock
 from athena_tasks.worker_runtime import get_runtime
 
 log = logging.getLogger(__name__)
@@ -76,7 +74,7 @@ def segment(batch: dict) -> dict:
     runtime = get_runtime()
     settings = runtime.settings
     scope = _scope(batch["scope"])
-    with scope_lock(runtime.redis, f"segment:{scope.key}", settings.lock_lease_s):
+    with scope_lock(runtime.redis, segment_lock_name(scope), settings.lock_lease_s):
         events = [e for e in runtime.documents.get_events(scope.user_scope, batch["event_ids"])
                   if e.status == EventStatus.pending and e.agent_id == scope.agent_id]
         if not events:
@@ -133,5 +131,4 @@ def embed(batch: dict) -> dict:
     return {"scope": batch["scope"], **result}
 
 
-def pipeline_for(scope: AgentScope, flush: bool = False) -> Signature:
-    return chain(coalesce.s(scope.key, flush), segment.s(), summarize.s(), embed.s())
+__all__ = ["coalesce", "segment", "summarize", "embed", "pipeline_for"]  # pipeline_for: from run_requests

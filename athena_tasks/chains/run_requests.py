@@ -4,17 +4,35 @@ A Celery publish costs more than the durable write, so a flood of events must no
 each. The first event sets a flag and publishes; later events see the flag and return; the run's first
 step clears the flag before reading the pending events. The flag expires, so a run lost with a broker
 outage cannot block the scope; the pending sweep covers the gap in between.
+
+The run is published by task name (`pipeline_for`), so this module needs no task module: the pipeline's
+tasks (chains/pipeline.py) ask for their next run through it, and nothing imports back (no cycle).
 """
 from __future__ import annotations
 
 import redis
+from celery import chain
+from celery.canvas import Signature
 
-from athena_core import metrics
 from athena_core.models.scope import AgentScope
+from athena_core.observability import metrics
+from athena_core.wiring.redis_keys import run_request_key
+from athena_tasks.app import app
+
+# The steps of one run, in order (their tasks live in chains/pipeline.py under these names).
+PIPELINE_STEPS = ("athena.pipeline.coalesce", "athena.pipeline.segment", "athena.pipeline.summarize",
+                  "athena.pipeline.embed")
 
 
-def run_request_key(scope: AgentScope) -> str:
-    return f"pipeline:requested:{scope.key}"
+def pipeline_for(scope: AgentScope, flush: bool = False) -> Signature:
+    """The chain of one run of the scope: coalesce(scope key, flush) → segment → summarize → embed.
+
+    No step keeps a result (`ignore_result`, as the tasks themselves say): also where the publisher has
+    not imported the task modules (the API), the publish then waits on, and subscribes to, nothing."""
+    first, *rest = PIPELINE_STEPS
+    options = {"ignore_result": True}
+    return chain(app.signature(first, args=(scope.key, flush), options=options),
+                 *(app.signature(name, options=options) for name in rest))
 
 
 def clear_run_request(client: redis.Redis, scope: AgentScope) -> None:
@@ -44,6 +62,4 @@ class PipelineRunRequester:
         return True
 
     def publish(self, scope: AgentScope, flush: bool = False) -> None:
-        from athena_tasks.chains.pipeline import pipeline_for
-
         pipeline_for(scope, flush=flush).apply_async()

@@ -5,13 +5,13 @@ chain's vectors; a busy user's chain waits for the next pass.
 """
 from __future__ import annotations
 
-from athena_core import metrics
+from athena_core.observability import metrics
 from athena_core.models.events import utc_now
 from athena_core.mtm.archival import archive, should_archive
 from athena_core.mtm.chain_heat import chain_heat
 from athena_core.models.scope import UserScope
-from athena_core.purge_fence import user_write_lock_name
-from athena_tasks.chains.scope_lock import ScopeBusy, scope_lock
+from athena_core.usecases.purge_fence import user_write_lock_name
+from athena_core.wiring.scope_lock import ScopeBusy, scope_lock
 from athena_tasks.app import app
 from athena_tasks.base import AthenaTask
 from athena_tasks.worker_runtime import get_runtime

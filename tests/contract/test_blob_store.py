@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import pytest
 
 from athena_core.models.scope import UserScope
-from athena_core.stores.contained_path import PathEscape
-from athena_core.stores.local_blobs import LocalBlobs
-from athena_core.stores.ports import BlobStore
+from athena_core.stores.blobs.contained_path import PathEscape
+from athena_core.stores.blobs.local_blobs import LocalBlobs
+from athena_core.stores.blobs.port import BlobStore
 
 A = UserScope(tenant_id="ta", user_id="u1")
 B = UserScope(tenant_id="tb", user_id="u1")
@@ -39,7 +39,7 @@ def blobs(request, tmp_path) -> BlobStore:
 
     import boto3
 
-    from athena_core.stores.s3_blobs import S3Blobs
+    from athena_core.stores.blobs.s3_blobs import S3Blobs
 
     endpoint = request.getfixturevalue("moto_s3_double")
     bucket = f"b-{uuid.uuid4().hex[:8]}"

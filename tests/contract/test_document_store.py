@@ -16,9 +16,9 @@ from athena_core.ids import new_id
 from athena_core.models.events import Event, EventRole, EventStatus, EventType
 from athena_core.models.scope import AgentScope
 from athena_core.models.sessions import Session
-from athena_core.stores.mongo_documents import MongoDocuments
-from athena_core.stores.ports import DocumentStore
-from athena_core.stores.sqlite_documents import SqliteDocuments
+from athena_core.stores.documents.mongo_documents import MongoDocuments
+from athena_core.stores.documents.port import DocumentStore
+from athena_core.stores.documents.sqlite_documents import SqliteDocuments
 
 T0 = datetime(2024, 1, 1, 12, 0, 0, 123456, tzinfo=timezone.utc)
 
@@ -160,9 +160,9 @@ def test_dead_letters(store: DocumentStore) -> None:
 
 
 def _chain(scope: AgentScope, chain_id: str, at: datetime, **kw) -> "Chain":
-    from athena_core.heat import compute_heat
+    from athena_core.mtm.heat import compute_heat
     from athena_core.models.chains import Chain
-    from athena_core.mtm.quality_gate import QualityScores
+    from athena_core.models.chains import QualityScores
 
     quality = QualityScores(coherence=0.5, completeness=0.5, relevance=0.5, engagement=0.5, cognitive_depth=0.5,
                             overall=0.5, passed=True, mode="balanced")
@@ -230,6 +230,26 @@ def test_active_chains_page_walks_every_tenant(store: DocumentStore) -> None:
         last = page[-1]
         after = (last.tenant_id, last.user_id, last.chain_id)
     assert sorted(seen) == ["chn_a1", "chn_a2", "chn_a3", "chn_b1"] and len(seen) == 4
+
+
+def test_active_chain_users_walks_every_user_with_an_active_chain(store: DocumentStore) -> None:
+    """Issue 13: the promotion beat fans out per user; each user once, in (tenant, user) order, paged."""
+    from athena_core.models.chains import ChainStatus
+
+    C = AgentScope(tenant_id="ta", user_id="u3", agent_id="a1")  # archived chains only: not listed
+    D = AgentScope(tenant_id="ta", user_id="u2", agent_id="a9")
+    for scope, chain_id in [(A, "chn_a1"), (A, "chn_a2"), (B, "chn_b1"), (A2, "chn_a3"), (D, "chn_d1")]:
+        store.upsert_chain(_chain(scope, chain_id, T0))
+    store.upsert_chain(_chain(C, "chn_c1", T0, status=ChainStatus.archived))
+    seen, after = [], None
+    while page := store.active_chain_users(after, 2):
+        assert len(page) <= 2
+        seen += page
+        after = (page[-1].tenant_id, page[-1].user_id)
+    expected = [A.user_scope, D.user_scope, B.user_scope]  # A2 is A's user (another agent): listed once
+    assert seen == expected
+    assert store.active_chain_users(None, 10) == expected
+    assert store.active_chain_users((expected[-1].tenant_id, expected[-1].user_id), 10) == []
 
 
 def test_previous_user_message_and_idle_scopes(store: DocumentStore) -> None:

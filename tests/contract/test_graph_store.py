@@ -22,10 +22,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from athena_core.ltm.arango_graph import AQL, ArangoGraph, aql_queries
-from athena_core.ltm.graph_port import GraphStore, node_key
-from athena_core.ltm.ontology import USER_NODE_ID, FactObservation
-from athena_core.ltm.sqlite_graph import SqliteGraph
+from athena_core.stores.graph.arango_graph import AQL, ArangoGraph, aql_queries
+from athena_core.stores.graph.port import GraphStore, node_key
+from athena_core.models.ontology import USER_NODE_ID, FactObservation
+from athena_core.stores.graph.sqlite_graph import SqliteGraph
 from athena_core.models.scope import UserScope
 
 ARANGO_URL = os.environ.get("ATHENA_TEST_ARANGO_URL")

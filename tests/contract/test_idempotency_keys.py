@@ -4,7 +4,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from athena_core.models.scope import UserScope
-from athena_core.stores.ports import DocumentStore
+from athena_core.stores.documents.port import DocumentStore
 from tests.contract.test_document_store import store  # noqa: F401 - the adapters fixture (SQLite, mongomock, Mongo)
 
 # Wall-clock now: a real MongoDB (and mongomock) TTL index expires records by the real clock
@@ -49,8 +49,8 @@ def test_purge_deletes_the_users_keys_only(store: DocumentStore) -> None:  # noq
 
 
 def test_expired_sqlite_rows_are_deleted_lazily(tmp_path) -> None:
-    from athena_core.stores import sqlite_documents
-    from athena_core.stores.sqlite_documents import SqliteDocuments
+    from athena_core.stores.documents import sqlite_documents
+    from athena_core.stores.documents.sqlite_documents import SqliteDocuments
 
     docs = SqliteDocuments(tmp_path / "docs.sqlite3")
     try:

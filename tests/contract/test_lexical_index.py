@@ -12,8 +12,9 @@ from collections.abc import Iterator
 import pytest
 
 from athena_core.models.scope import UserScope
-from athena_core.stores.ports import LexicalDoc, LexicalIndex
-from athena_core.stores.sqlite_lexical import SqliteLexical
+from athena_core.retrieval.lexical_terms import search_terms
+from athena_core.stores.lexical.port import LexicalDoc, LexicalIndex
+from athena_core.stores.lexical.sqlite_lexical import SqliteLexical
 
 MONGO_URL = os.environ.get("ATHENA_TEST_MONGO_URL")
 
@@ -25,7 +26,7 @@ def index(request, tmp_path) -> Iterator[LexicalIndex]:
     else:
         if not MONGO_URL:
             pytest.skip("ATHENA_TEST_MONGO_URL not set (no MongoDB server here)")
-        from athena_core.stores.mongo_lexical import MongoLexical
+        from athena_core.stores.lexical.mongo_lexical import MongoLexical
 
         adapter = MongoLexical.connect(MONGO_URL, f"athena_test_{uuid.uuid4().hex[:8]}")
     yield adapter
@@ -49,12 +50,12 @@ DOCS = [
 def test_a_rare_name_ranks_its_event_first_and_kinds_are_kept_apart(index: LexicalIndex) -> None:
     scope = _scope()
     index.upsert(scope, DOCS)
-    assert index.search(scope, "What did Ottoline want?", "event", 10)[0] == "e1"
-    assert set(index.search(scope, "budget", "event", 10)) == {"e1", "e3"}
-    assert index.search(scope, "budget", "chain", 10) == ["c1"]
-    assert index.search(scope, "hikes", "event", 10) == ["e2"]  # stemming: hikes ~ hiking
-    assert index.search(scope, "the and of", "event", 10) == []  # nothing but stop words
-    assert index.search(scope, "budget", "event", 1) in (["e1"], ["e3"])
+    assert index.search(scope, search_terms("What did Ottoline want?"), "event", 10)[0] == "e1"
+    assert set(index.search(scope, search_terms("budget"), "event", 10)) == {"e1", "e3"}
+    assert index.search(scope, search_terms("budget"), "chain", 10) == ["c1"]
+    assert index.search(scope, search_terms("hikes"), "event", 10) == ["e2"]  # stemming: hikes ~ hiking
+    assert index.search(scope, search_terms("the and of"), "event", 10) == []  # nothing but stop words
+    assert index.search(scope, search_terms("budget"), "event", 1) in (["e1"], ["e3"])
     assert index.count(scope) == 4
 
 
@@ -64,8 +65,8 @@ def test_upsert_replaces_and_is_idempotent(index: LexicalIndex) -> None:
     index.upsert(scope, DOCS)
     index.upsert(scope, [LexicalDoc("e2", "event", "A quiet weekend reading at home.")])
     assert index.count(scope) == 4
-    assert index.search(scope, "hiking", "event", 10) == []
-    assert index.search(scope, "reading weekend", "event", 10) == ["e2"]
+    assert index.search(scope, search_terms("hiking"), "event", 10) == []
+    assert index.search(scope, search_terms("reading weekend"), "event", 10) == ["e2"]
 
 
 def test_tenants_and_users_are_walled_off(index: LexicalIndex) -> None:
@@ -73,9 +74,9 @@ def test_tenants_and_users_are_walled_off(index: LexicalIndex) -> None:
     other_user = UserScope(tenant_id=mine.tenant_id, user_id="u2")
     index.upsert(mine, DOCS)
     index.upsert(same_user_other_tenant, [LexicalDoc("x1", "event", "Ottoline again, in another tenant")])
-    assert index.search(mine, "Ottoline", "event", 10) == ["e1"]
-    assert index.search(same_user_other_tenant, "Ottoline", "event", 10) == ["x1"]
-    assert index.search(other_user, "Ottoline", "event", 10) == []
+    assert index.search(mine, search_terms("Ottoline"), "event", 10) == ["e1"]
+    assert index.search(same_user_other_tenant, search_terms("Ottoline"), "event", 10) == ["x1"]
+    assert index.search(other_user, search_terms("Ottoline"), "event", 10) == []
 
 
 def test_delete_and_delete_user(index: LexicalIndex) -> None:
@@ -83,18 +84,29 @@ def test_delete_and_delete_user(index: LexicalIndex) -> None:
     index.upsert(scope, DOCS)
     index.upsert(other, DOCS)
     assert index.delete(scope, "event", ["e1", "missing"]) == 1
-    assert index.search(scope, "Ottoline", "event", 10) == []
+    assert index.search(scope, search_terms("Ottoline"), "event", 10) == []
     assert index.delete(scope, "chain", ["e3"]) == 0  # kind matters
     assert index.delete_user(scope) == 3
     assert index.count(scope) == 0 and index.count(other) == 4
-    assert index.search(other, "Ottoline", "event", 10) == ["e1"]
+    assert index.search(other, search_terms("Ottoline"), "event", 10) == ["e1"]
 
 
 def test_queries_with_fts_syntax_characters_are_plain_words(index: LexicalIndex) -> None:
     scope = _scope()
     index.upsert(scope, DOCS)
-    assert index.search(scope, 'budget" OR scope : * NEAR(', "event", 10)
-    assert index.search(scope, "", "event", 10) == []
+    assert index.search(scope, search_terms('budget" OR scope : * NEAR('), "event", 10)
+    assert index.search(scope, search_terms(""), "event", 10) == []
+    # terms reach the engine as plain words, whatever characters a caller left in them
+    assert index.search(scope, ['budget"', "OR", "scope", ":", "*", "NEAR("], "event", 10)
+    assert index.search(scope, [], "event", 10) == []
+
+
+def test_search_takes_terms_not_a_query(index: LexicalIndex) -> None:
+    scope = _scope()
+    index.upsert(scope, DOCS)
+    assert index.search(scope, ["ottoline", "budget"], "event", 10)[0] == "e1"
+    with pytest.raises(TypeError):
+        index.search(scope, "Ottoline", "event", 10)  # a query string: the caller reduces it to terms
 
 
 def test_words_in_too_many_texts_are_dropped_unless_all_are_common(tmp_path) -> None:
@@ -103,8 +115,8 @@ def test_words_in_too_many_texts_are_dropped_unless_all_are_common(tmp_path) -> 
     index.upsert(scope, [LexicalDoc(f"c{i}", "event", f"common filler words number {i}") for i in range(10)] +
                  [LexicalDoc("r1", "event", "common words and the rare zeppelin")])
     # "common" is in 11 texts (> 3): only "zeppelin" decides, so the filler texts do not come back
-    assert index.search(scope, "common zeppelin", "event", 20) == ["r1"]
+    assert index.search(scope, search_terms("common zeppelin"), "event", 20) == ["r1"]
     # every term common: the two rarest stay and still find texts
-    assert len(index.search(scope, "common filler", "event", 20)) == 11
+    assert len(index.search(scope, search_terms("common filler"), "event", 20)) == 11
     unlimited = SqliteLexical(tmp_path / "df.sqlite3", max_df=0)
-    assert len(unlimited.search(scope, "common zeppelin", "event", 20)) == 11
+    assert len(unlimited.search(scope, search_terms("common zeppelin"), "event", 20)) == 11

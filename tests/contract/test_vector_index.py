@@ -22,10 +22,10 @@ import numpy as np
 import pytest
 
 from athena_core.models.scope import UserScope
-from athena_core.providers.embeddings import EmbeddingDimensionMismatch
-from athena_core.stores.milvus_vectors import MilvusVectors
-from athena_core.stores.ports import VectorIndex
-from athena_core.stores.sqlite_vectors import SqliteVectors
+from athena_core.models.errors import EmbeddingDimensionMismatch
+from athena_core.stores.vectors.milvus_vectors import MilvusVectors
+from athena_core.stores.vectors.port import VectorIndex
+from athena_core.stores.vectors.sqlite_vectors import SqliteVectors
 
 DIM = 16
 HAVE_LITE = importlib.util.find_spec("milvus_lite") is not None and importlib.util.find_spec("pymilvus") is not None

@@ -1,13 +1,13 @@
 """Kill-run fault harness (issue 12 "Show"; SPEC S3, S7): the embedded stack as processes, real HTTP writes on
 loopback from concurrent clients, one fault kind per run, then the figures counted from the stores.
 
-A run: start `Stack` (embedded Redis, API, one worker, beat) in a fresh data directory; a few client threads
+A run: start `Stack` (embedded Redis, API, the pipeline worker, the beat-jobs worker, beat) in a fresh data directory; a few client threads
 (each its own tenant/user/agent session) write StoreInteraction and StoreEvent requests with unique contents,
 paced, retrying connection errors and 503/429 with the same `Idempotency-Key`; while they write, the fault is
 injected twice at set fractions of the load:
 
-- `worker`: SIGKILL the Celery worker's process group (the first while a summarize runs, the second while an
-            embed runs), start a new worker;
+- `worker`: SIGKILL the pipeline worker's process group (the first while a summarize runs, the second while an
+            embed runs), start a new worker (the beat-jobs worker is left running);
 - `redis`:  SIGKILL the embedded redis-server (pid in data_dir/redis.pid) while requests are in flight,
             restart it (same socket, AOF);
 - `api`:    SIGKILL the API process while requests are in flight, start it again and wait until it answers.
@@ -51,13 +51,14 @@ from pathlib import Path
 import httpx
 import numpy as np
 
-from athena_core.embedded_redis import answers, ensure_embedded_redis
+from athena_core.wiring.embedded_redis import answers, ensure_embedded_redis
 from athena_core.models.events import EventStatus
 from athena_core.models.scope import AgentScope
-from athena_core.runtime import build_lexical, build_vectors
-from athena_core.settings import Settings
-from athena_core.stack import Stack
-from athena_core.stores.sqlite_documents import SqliteDocuments
+from athena_core.retrieval.lexical_terms import search_terms
+from athena_core.wiring.runtime import build_lexical, build_vectors
+from athena_core.wiring.settings import Settings
+from athena_devtools.stack import Stack
+from athena_core.stores.documents.sqlite_documents import SqliteDocuments
 
 FAULT_KINDS = ("worker", "redis", "api")
 
@@ -471,7 +472,7 @@ def inject(stack: Stack, config: FaultRunConfig, n: int, log_offsets: dict[str, 
             time.sleep(max(0.0, config.redis_down_s - (time.monotonic() - t0)))
         t1 = time.monotonic()
         if supervised:
-            from athena_core.embedded_redis import socket_path
+            from athena_core.wiring.embedded_redis import socket_path
 
             sock = socket_path(data_dir)
             while not answers(sock):
@@ -554,7 +555,7 @@ class Indexes:
         return set(self.vectors.similarities(scope.user_scope, self.probe, event_ids))
 
     def lexical_present(self, scope: AgentScope, event_id: str, token: str) -> bool:
-        return event_id in self.lexical.search(scope.user_scope, token, "event", 20)
+        return event_id in self.lexical.search(scope.user_scope, search_terms(token), "event", 20)
 
     def close(self) -> None:
         if self.vectors is not None:
@@ -605,10 +606,11 @@ class Counts:
 
 
 def _worker_log_figures(stack: Stack) -> dict:
-    """What the worker log says the repair paths did: events the index sweep indexed (issue 12 item 3), tasks
-    that found a scope busy (item 9), tasks retried, runs that failed for good."""
-    path = _log_path(stack, "worker")
-    text = path.read_text(errors="replace") if path.exists() else ""
+    """What the worker logs say the repair paths did: events the index sweep indexed (issue 12 item 3), tasks
+    that found a scope busy (item 9), tasks retried, runs that failed for good. Both workers' logs: the beat
+    jobs (the index sweep among them) run on their own worker since issue 13."""
+    paths = [_log_path(stack, "worker"), _log_path(stack, "beat-jobs")]
+    text = "".join(path.read_text(errors="replace") for path in paths if path.exists())
     swept = 0
     for line in text.splitlines():
         if "athena.beat.index_sweep[" in line and "succeeded" in line and "'events_indexed': " in line:

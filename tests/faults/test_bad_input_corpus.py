@@ -1,6 +1,6 @@
 """The bad-input corpus against one real stack (issue 12 items 1, 2, 6, 10-12 as HTTP tests against a real server).
 
-`athena_core.stack.Stack` runs the embedded default as processes (embedded Redis, uvicorn API, one Celery worker,
+`athena_devtools.stack.Stack` runs the embedded default as processes (embedded Redis, uvicorn API, one Celery worker,
 beat) with auth `api_key_or_jwt` and fast schedules. Every case of `tests/faults/bad_inputs.py` is sent over
 loopback; then:
 
@@ -26,9 +26,9 @@ import jwt
 
 from athena_core.models.events import EventStatus
 from athena_core.models.scope import UserScope
-from athena_core.settings import Settings
-from athena_core.stack import Stack
-from athena_core.stores.sqlite_documents import SqliteDocuments
+from athena_core.wiring.settings import Settings
+from athena_devtools.stack import Stack
+from athena_core.stores.documents.sqlite_documents import SqliteDocuments
 from tests.faults.bad_inputs import (
     ADMIN_KEY, API_KEY, AUTH_ENV, CASES, JWT_SECRET, OTHER_KEY, TENANT, USER, Case, request_body,
 )

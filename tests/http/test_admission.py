@@ -9,8 +9,8 @@ import uuid
 from fastapi.testclient import TestClient
 
 from athena_api.app import create_app
-from athena_core import request_context
-from athena_core.json_logs import JsonFormatter
+from athena_core.observability import request_context
+from athena_core.observability.json_logs import JsonFormatter
 
 
 def _session(api: TestClient) -> str:

@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi.testclient import TestClient
 
 from athena_api.app import create_app
-from athena_core.settings import Settings, check_production_safety
+from athena_core.wiring.settings import Settings, check_production_safety
 
 SECRET = "test-secret-that-is-long-enough-for-hs256"
 

@@ -7,8 +7,8 @@ import httpx
 import pytest
 
 from athena_api.app import create_app
-from athena_core.client import AsyncAthenaClient, AthenaClient, AthenaError
-from athena_core.runtime import Runtime
+from athena_client.client import AsyncAthenaClient, AthenaClient, AthenaError
+from athena_core.wiring.runtime import Runtime
 
 
 def test_sync_client_round_trip(api, tenant: str) -> None:  # noqa: ANN001 - fixture

@@ -10,7 +10,7 @@ from athena_api.idempotency import hash_of
 from athena_core.ids import new_id
 from athena_core.models.events import InteractionIn, utc_now
 from athena_core.models.scope import AgentScope
-from athena_core.runtime import Runtime
+from athena_core.wiring.runtime import Runtime
 
 
 def _session(api: TestClient, tenant: str, user: str = "u1") -> str:
@@ -143,7 +143,7 @@ def test_a_crash_after_append_before_the_window_push_writes_nothing_more(
 
 def test_a_payload_retry_keeps_one_blob(make_settings, tenant: str) -> None:
     from athena_api.app import create_app
-    from athena_core.runtime import build_runtime
+    from athena_core.wiring.runtime import build_runtime
 
     runtime = build_runtime(make_settings(blob_store="local"))
     try:

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from fastapi.testclient import TestClient
 
 from athena_api.app import create_app
-from athena_core.settings import Settings
+from athena_core.wiring.settings import Settings
 
 SECRET = "fuzz-secret-that-is-long-enough-for-hs256-and-then-some-more!"
 

@@ -8,7 +8,7 @@ from fastapi.testclient import TestClient
 
 from athena_core.models.events import EventStatus
 from athena_core.models.scope import AgentScope
-from athena_core.runtime import Runtime
+from athena_core.wiring.runtime import Runtime
 from athena_core.stm.stm_window import stm_key
 
 

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from athena_api.app import create_app
 from athena_core.models.events import EventStatus
 from athena_core.models.scope import AgentScope
-from athena_core.runtime import Runtime
+from athena_core.wiring.runtime import Runtime
 
 SECRET = "validation-secret-that-is-long-enough-for-hs256"
 JSON = {"Content-Type": "application/json"}

@@ -8,8 +8,8 @@ import pytest
 from celery.contrib.testing.worker import start_worker
 from fastapi.testclient import TestClient
 
-from athena_core.runtime import Runtime, build_runtime
-from athena_core.settings import Settings
+from athena_core.wiring.runtime import Runtime, build_runtime
+from athena_core.wiring.settings import Settings
 from athena_tasks.worker_runtime import set_runtime
 
 

@@ -9,12 +9,13 @@ import pytest
 from fastapi.testclient import TestClient
 
 from athena_core.models.scope import AgentScope
-from athena_core.runtime import Runtime
+from athena_core.retrieval.lexical_terms import search_terms
+from athena_core.wiring.runtime import Runtime
 from athena_tasks.app import app
 from tests.pipeline.waiting import run_pipeline_and_wait, wait_until
 from athena_tasks.base import AthenaTask
 from athena_tasks.chains.pipeline import coalesce, pipeline_for
-from athena_tasks.chains.run_requests import run_request_key
+from athena_core.wiring.redis_keys import run_request_key
 
 ATTEMPTS: dict[str, list[float]] = defaultdict(list)
 
@@ -100,16 +101,16 @@ def test_the_index_step_indexes_state_not_its_message(worker_api: TestClient, wo
     worker_runtime.lexical.delete(user, "event", [ids[1]])
     with worker_runtime.documents._write() as conn:
         conn.execute("UPDATE events SET indexed_at = NULL WHERE event_id = ?", (ids[1],))
-    assert worker_runtime.lexical.search(user, "transactions", "event", 5) == []
+    assert worker_runtime.lexical.search(user, search_terms("transactions"), "event", 5) == []
     result = embed.apply(args=[batch]).get()
     assert result["events_indexed"] == 1 and result["chains_indexed"] == 1
-    assert worker_runtime.lexical.search(user, "transactions", "event", 5) == [ids[1]]
+    assert worker_runtime.lexical.search(user, search_terms("transactions"), "event", 5) == [ids[1]]
     assert worker_runtime.documents.unindexed_events(user, 10) == []
 
 
 def test_a_flood_publishes_few_runs(worker_api: TestClient, worker_runtime: Runtime) -> None:
     """SPEC S9 debounce: one queued run per scope takes every pending event."""
-    from athena_core import metrics
+    from athena_core.observability import metrics
 
     session_id, scope = _new_session(worker_api)
     published_before = metrics.PIPELINE_PUBLISH.labels("published")._value.get()
@@ -153,11 +154,12 @@ def test_exhausted_retries_leave_a_dead_letter(worker_runtime: Runtime) -> None:
 
 
 def test_pipeline_tasks_are_late_acked_and_retry_with_jittered_backoff() -> None:
-    from athena_core.settings import get_settings
+    from athena_core.wiring.settings import get_settings
 
     for name in ["athena.pipeline.coalesce", "athena.pipeline.segment", "athena.pipeline.summarize",
-                 "athena.pipeline.embed", "athena.beat.promote", "athena.beat.archive", "athena.beat.idle_flush",
-                 "athena.beat.pending_sweep", "athena.beat.index_sweep", "athena.beat.analytics"]:
+                 "athena.pipeline.embed", "athena.beat.promote", "athena.beat.promote_user", "athena.beat.archive",
+                 "athena.beat.idle_flush", "athena.beat.pending_sweep", "athena.beat.index_sweep",
+                 "athena.beat.analytics"]:
         task = app.tasks[name]
         assert task.acks_late and task.reject_on_worker_lost
         assert task.retry_backoff and task.retry_jitter and task.max_retries == get_settings().task_max_retries

@@ -5,13 +5,13 @@ import socket
 import time
 from pathlib import Path
 
-from athena_core.client import AthenaClient
-from athena_core.embedded_redis import ensure_embedded_redis, stop_embedded_redis
+from athena_client.client import AthenaClient
+from athena_core.wiring.embedded_redis import ensure_embedded_redis, stop_embedded_redis
 from athena_core.models.events import EventStatus
 from athena_core.models.scope import AgentScope
-from athena_core.settings import Settings
-from athena_core.stack import Stack
-from athena_core.stores.sqlite_documents import SqliteDocuments
+from athena_core.wiring.settings import Settings
+from athena_devtools.stack import Stack
+from athena_core.stores.documents.sqlite_documents import SqliteDocuments
 
 
 def free_port() -> int:
@@ -47,6 +47,7 @@ def test_events_stored_while_the_broker_is_down_are_swept_into_the_pipeline(tmp_
 
             ensure_embedded_redis(data_dir)  # the broker returns (same socket)
             stack.start_worker()
+            stack.start_beat_worker()  # the pending sweep is a beat job: it runs on the beat queue's worker
             stack.start_beat()
             deadline = time.monotonic() + 180  # the worker loads the embedding model first
             while documents.get_events(scope.user_scope, [event_id])[0].seen_at is None:

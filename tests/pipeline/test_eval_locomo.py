@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from athena_core.evaluation import scoring
-from athena_core.evaluation.baselines import BM25, bm25_search
-from athena_core.evaluation.locomo import normalise_evidence, parse_locomo_datetime
-from athena_core.evaluation.scoring import Question, Result
+from athena_eval import scoring
+from athena_eval.baselines import BM25, bm25_search
+from athena_eval.dataset import normalise_evidence, parse_locomo_datetime
+from athena_eval.scoring import Question, Result
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DATASET = REPO_ROOT / ".." / "shared" / "datasets" / "locomo" / "locomo10.json"
@@ -123,7 +123,8 @@ def test_dataset_helpers():
 
 @pytest.mark.skipif(not DATASET.exists(), reason="LoCoMo not present at ../shared/datasets/locomo/locomo10.json")
 def test_harness_end_to_end_on_two_conversations(tmp_path):
-    from athena_core.evaluation.locomo import load_conversations, run_eval
+    from athena_eval.dataset import load_conversations
+    from athena_eval.locomo import run_eval
 
     lines: list[str] = []
     report = run_eval(DATASET.resolve(), conversations=2, sessions_per_conversation=2, out_dir=tmp_path,

@@ -1,5 +1,6 @@
 """Flower (issue 6 item 4): started like `make flower` against the embedded stack's broker, with basic
-auth, it lists the worker and a finished task on its HTTP API."""
+auth, it lists the workers (issue 13: the pipeline worker and the beat-jobs worker, one queue each) and a
+finished task on its HTTP API."""
 from __future__ import annotations
 
 import base64
@@ -14,9 +15,9 @@ from pathlib import Path
 import httpx
 from celery import Celery
 
-from athena_core.embedded_redis import location_from_url
-from athena_core.settings import Settings
-from athena_core.stack import Stack
+from athena_core.wiring.embedded_redis import location_from_url
+from athena_core.wiring.settings import Settings
+from athena_devtools.stack import Stack
 
 FLOWER_USER, FLOWER_PASSWORD = "ops", "flower-test-password"
 
@@ -55,6 +56,7 @@ def test_flower_lists_the_worker_and_a_finished_task(tmp_path: Path) -> None:
     try:
         stack.start_redis()
         stack.start_worker("worker")
+        stack.start_beat_worker()
         env = {k: v for k, v in stack.env().items() if not k.startswith("FLOWER_")}
         env["FLOWER_BASIC_AUTH"] = f"{FLOWER_USER}:{FLOWER_PASSWORD}"  # as in compose; not on the command line
         with open(flower_log, "wb") as log:
@@ -77,12 +79,18 @@ def test_flower_lists_the_worker_and_a_finished_task(tmp_path: Path) -> None:
             response = httpx.get(base + "/api/workers", params={"refresh": "1"}, headers=auth, timeout=15)
             response.raise_for_status()
             workers = response.json()
-            return workers if any(name.startswith("worker@") for name in workers) else None
+            listed = {name.split("@")[0] for name in workers}
+            return workers if {"worker", "beatjobs"} <= listed else None
 
-        workers = _wait("the worker never appeared in /api/workers", worker_listed, 120, alive)
-        [(name, info)] = [(n, i) for n, i in workers.items() if n.startswith("worker@")]
-        queues = {q["name"] for q in info.get("active_queues") or []}
-        assert {"athena.pipeline", "athena.beat"} <= queues
+        workers = _wait("the workers never appeared in /api/workers", worker_listed, 120, alive)
+
+        def queues_of(prefix: str) -> tuple[str, set[str]]:
+            [(node, info)] = [(n, i) for n, i in workers.items() if n.startswith(prefix)]
+            return node, {q["name"] for q in info.get("active_queues") or []}
+
+        assert queues_of("worker@")[1] == {"athena.pipeline"}  # the pipeline worker consumes only its queue
+        name, beat_queues = queues_of("beatjobs@")
+        assert beat_queues == {"athena.beat"}  # ... and the beat jobs have their own worker
 
         # A fresh Celery app on the stack's broker (this process's own app points at the test session's Redis).
         sender = Celery("flower-probe", broker=location_from_url(stack.settings.redis_url).celery_url)

@@ -6,11 +6,11 @@ from datetime import datetime, timedelta, timezone
 
 from fastapi.testclient import TestClient
 
-from athena_core.ltm.ontology import FactObservation
+from athena_core.models.ontology import FactObservation
 from athena_core.models.events import utc_now
 from athena_core.models.scope import AgentScope
 from athena_core.retrieval.budget import approx_tokens
-from athena_core.runtime import Runtime
+from athena_core.wiring.runtime import Runtime
 from tests.pipeline.test_mtm_pipeline import _flush_and_wait, _post, _session
 
 TOPICS = [

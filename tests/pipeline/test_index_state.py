@@ -14,7 +14,8 @@ from athena_core.ids import new_id
 from athena_core.models.events import Event, EventRole, EventStatus, EventType, utc_now
 from athena_core.models.scope import AgentScope
 from athena_core.models.sessions import Session
-from athena_core.runtime import Runtime
+from athena_core.retrieval.lexical_terms import search_terms
+from athena_core.wiring.runtime import Runtime
 from athena_tasks.app import app
 from athena_tasks.chains.pipeline import coalesce, segment, summarize
 from tests.pipeline.waiting import run_pipeline_and_wait, wait_indexed
@@ -66,11 +67,11 @@ def test_events_whose_index_step_was_lost_are_indexed_by_the_sweep(worker_runtim
     assert counts["users"] >= 1 and counts["failed"] == 0
     wait_indexed(worker_runtime.documents, user, timeout_s=30)
     nungwi = next(e for e in events if "Nungwi" in e.content)
-    assert worker_runtime.lexical.search(user, "Nungwi coral", "event", 5) == [nungwi.event_id]
+    assert worker_runtime.lexical.search(user, search_terms("Nungwi coral"), "event", 5) == [nungwi.event_id]
     chain_ids = {e.chain_id for e in events}
     assert worker_runtime.vectors.count(user) == len(chain_ids)
     assert worker_runtime.event_vectors.count(user) >= len(events)
-    assert set(worker_runtime.lexical.search(user, "Zanzibar snorkelling", "chain", 5)) == chain_ids
+    assert set(worker_runtime.lexical.search(user, search_terms("Zanzibar snorkelling"), "chain", 5)) == chain_ids
     # indexed once: a second sweep finds nothing of this user
     assert worker_runtime.documents.unindexed_scopes(utc_now() + timedelta(seconds=1)).count(user) == 0
 
@@ -84,5 +85,5 @@ def test_the_next_run_of_the_user_indexes_what_an_earlier_run_left(worker_runtim
     run_pipeline_and_wait(other_agent, flush=True, timeout_s=120)  # nothing pending of its own
     assert worker_runtime.documents.unindexed_events(user, 10) == []
     nungwi = next(e for e in events if "Nungwi" in e.content)
-    assert worker_runtime.lexical.search(user, "Nungwi coral", "event", 5) == [nungwi.event_id]
+    assert worker_runtime.lexical.search(user, search_terms("Nungwi coral"), "event", 5) == [nungwi.event_id]
     assert worker_runtime.vectors.count(user) == len({e.chain_id for e in events})

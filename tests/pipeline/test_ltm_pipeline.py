@@ -11,12 +11,12 @@ from athena_core.ltm.promotion import Promoter
 from athena_core.models.chains import ChainStatus
 from athena_core.models.events import utc_now
 from athena_core.models.scope import AgentScope
-from athena_core.runtime import Runtime
+from athena_core.wiring.runtime import Runtime
 from athena_core.stm.stm_window import stm_key
 from athena_tasks.app import app
 from tests.contract.test_document_store import _chain
 from tests.pipeline.test_mtm_pipeline import _flush_and_wait, _post, _session
-from tests.pipeline.waiting import wait_until
+from tests.pipeline.waiting import promote_and_wait, wait_until
 
 GO_SERVICE = [
     ("I'm rewriting the payments service in Go for Prescott Data; the old Python version is too slow.",
@@ -54,8 +54,7 @@ def test_a_go_service_conversation_is_promoted_and_retrieved(worker_api: TestCli
     session_id, scope = _session(worker_api)
     _post(worker_api, session_id, GO_SERVICE, utc_now() - timedelta(hours=1))
     _flush_and_wait(worker_api, worker_runtime, session_id, scope)
-    result = app.send_task("athena.beat.promote").get(timeout=120)
-    assert result["chains_promoted"] >= 1
+    assert promote_and_wait(worker_runtime, scope.user_scope, timeout_s=120) >= 1  # chains_promoted ≥ 1, as state
     facts = worker_runtime.graph.edges(scope.user_scope)
     assert any(f.relation == "USES" and f.object.id == "go" and f.subject.id == "user" for f in facts)
 
@@ -123,7 +122,7 @@ def test_purge_leaves_nothing_of_the_user_in_any_store(worker_api: TestClient, w
     _post(worker_api, other_id, GO_SERVICE, utc_now() - timedelta(hours=1))
     _flush_and_wait(worker_api, worker_runtime, session_id, scope)
     _flush_and_wait(worker_api, worker_runtime, other_id, other)
-    app.send_task("athena.beat.promote").get(timeout=120)
+    promote_and_wait(worker_runtime, scope.user_scope, timeout_s=120)
     user = scope.user_scope
     assert worker_runtime.graph.count(user)[1] > 0 and worker_runtime.vectors.count(user) > 0
     assert worker_runtime.event_vectors.count(user) > 0 and worker_runtime.lexical.count(user) > 0

@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 
 from athena_core.models.events import EventStatus
 from athena_core.models.scope import AgentScope
-from athena_core.runtime import Runtime
+from athena_core.wiring.runtime import Runtime
 from athena_tasks.app import app
 from tests.pipeline.waiting import run_pipeline_and_wait, wait_indexed, wait_until
 
@@ -118,7 +118,7 @@ def test_three_topics_make_three_chains_and_a_return_merges(worker_api: TestClie
 def test_a_long_single_topic_is_force_flushed_with_nothing_left_behind(
     worker_api: TestClient, worker_runtime: Runtime
 ) -> None:
-    from athena_core import metrics
+    from athena_core.observability import metrics
 
     forced_before = metrics.BREAK_DECISIONS.labels("force")._value.get()
     session_id, scope = _session(worker_api)

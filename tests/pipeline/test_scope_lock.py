@@ -16,13 +16,13 @@ import uuid
 import pytest
 import redis
 
-from athena_tasks.chains.scope_lock import ScopeBusy, scope_lock
+from athena_core.wiring.scope_lock import ScopeBusy, scope_lock
 
 LEASE_S = 2.0
 
 HOLDER = """
 import sys, time, redis
-from athena_tasks.chains.scope_lock import scope_lock
+from athena_core.wiring.scope_lock import scope_lock
 client = redis.Redis.from_url(sys.argv[1])
 with scope_lock(client, sys.argv[2], float(sys.argv[3])):
     print("locked", flush=True)
@@ -46,7 +46,7 @@ def _acquire_within(client: redis.Redis, name: str, timeout_s: float) -> float |
             with scope_lock(client, name, LEASE_S):
                 return time.monotonic() - start
         except ScopeBusy:
-            continue
+            time.sleep(0.05)  # a task's lock try does not wait: re-try as its countdown would, not in a hot loop
     return None
 
 
@@ -104,4 +104,14 @@ def test_a_busy_lock_is_waited_for_briefly(client: redis.Redis) -> None:
                 pass
         assert time.monotonic() - start < 1.0  # ≤ 0.5 s wait: a task does not hold its worker slot
         assert not lease.lost.is_set()
+        start = time.monotonic()
+        with pytest.raises(ScopeBusy):
+            with scope_lock(client, name, LEASE_S):
+                pass
+        assert time.monotonic() - start < 0.1  # issue 13: a task's try does not wait at all (re-queued instead)
+        start = time.monotonic()
+        with pytest.raises(ScopeBusy):
+            with scope_lock(client, name, LEASE_S, wait_s=0.3):  # a caller that must get in (a purge) waits
+                pass
+        assert 0.25 <= time.monotonic() - start < 1.0
     assert client.get(f"lock:{name}") is None

@@ -13,7 +13,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from athena_core.models.scope import AgentScope
-from athena_core.runtime import Runtime
+from athena_core.wiring.runtime import Runtime
 from tests.pipeline.test_mtm_pipeline import _flush_and_wait
 
 README = Path(__file__).resolve().parents[2] / "README.md"

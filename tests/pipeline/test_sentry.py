@@ -18,8 +18,8 @@ import pytest
 import sentry_sdk
 from fastapi.testclient import TestClient
 
-from athena_core.runtime import Runtime
-from athena_core.sentry_setup import close_sentry, init_sentry, tenant_from_task_call
+from athena_core.wiring.runtime import Runtime
+from athena_core.observability.sentry_setup import close_sentry, init_sentry, tenant_from_task_call
 from athena_tasks.app import app
 from athena_tasks.base import AthenaTask
 
@@ -147,7 +147,7 @@ def test_an_unhandled_api_error_reaches_sentry_through_create_app(
 ) -> None:
     """The wiring in `create_app`: SENTRY_DSN set → the ASGI/FastAPI integration reports a 500."""
     from athena_api.app import create_app
-    from athena_core import request_context
+    from athena_core.observability import request_context
 
     monkeypatch.setenv("SENTRY_DSN", ingest.dsn)
     application = create_app(runtime=runtime)

@@ -22,10 +22,10 @@ from fastapi.testclient import TestClient
 
 from athena_core.models.events import Event, EventRole, EventType
 from athena_core.models.scope import AgentScope
-from athena_core.runtime import build_runtime
-from athena_core.settings import Settings
+from athena_core.wiring.runtime import build_runtime
+from athena_core.wiring.settings import Settings
 from athena_core.stm.stm_window import StmWindow, stm_key
-from athena_core.stores.sqlite_documents import SqliteDocuments
+from athena_core.stores.documents.sqlite_documents import SqliteDocuments
 from tests.pipeline.test_durability import free_port
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"

@@ -1,6 +1,6 @@
 """Issue 12 item 8: `athena run` restarts what crashes (SPEC S7), as a user runs it.
 
-`python -m athena_core.cli run` as a subprocess on a fresh data dir; its Celery worker and its embedded
+`python -m athena_devtools.cli run` as a subprocess on a fresh data dir; its Celery worker and its embedded
 redis-server are SIGKILLed; both must come back (logged, with backoff), and an event posted afterwards
 must consolidate. Also the supervisor's backoff on a Stack directly, and the fail-fast health check.
 """
@@ -17,13 +17,13 @@ from pathlib import Path
 import httpx
 import psutil
 
-from athena_core.client import AthenaClient
-from athena_core.embedded_redis import answers, socket_path
+from athena_client.client import AthenaClient
+from athena_core.wiring.embedded_redis import answers, socket_path
 from athena_core.models.events import EventStatus
 from athena_core.models.scope import AgentScope
-from athena_core.settings import Settings
-from athena_core.stack import Stack
-from athena_core.stores.sqlite_documents import SqliteDocuments
+from athena_core.wiring.settings import Settings
+from athena_devtools.stack import Stack
+from athena_core.stores.documents.sqlite_documents import SqliteDocuments
 from tests.pipeline.test_durability import free_port
 
 
@@ -42,10 +42,11 @@ def _wait(predicate, timeout_s: float, what: str, proc: subprocess.Popen | None 
         time.sleep(0.1)
 
 
-def _worker_pid(cli: subprocess.Popen) -> int | None:
+def _worker_pid(cli: subprocess.Popen, node: str = "worker@%h") -> int | None:
+    """The pipeline worker (`-n worker@%h`); the beat-jobs worker (`beatjobs@%h`) is another process."""
     for child in psutil.Process(cli.pid).children():
         try:
-            if "worker" in child.cmdline() and child.status() != psutil.STATUS_ZOMBIE:
+            if node in child.cmdline() and child.status() != psutil.STATUS_ZOMBIE:
                 return child.pid
         except psutil.NoSuchProcess:
             continue
@@ -71,7 +72,7 @@ def test_athena_run_restarts_a_killed_worker_and_redis(tmp_path: Path) -> None:
     })
     log = tmp_path / "athena-run.log"
     with open(log, "wb") as out:
-        cli = subprocess.Popen([sys.executable, "-m", "athena_core.cli", "run"], env=env, stdout=out,
+        cli = subprocess.Popen([sys.executable, "-m", "athena_devtools.cli", "run"], env=env, stdout=out,
                                stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     children: set[int] = set()
@@ -84,6 +85,16 @@ def test_athena_run_restarts_a_killed_worker_and_redis(tmp_path: Path) -> None:
         new_worker = _wait(lambda: (p := _worker_pid(cli)) not in (None, worker) and p, 30, "a new worker", cli, log)
         children.add(new_worker)
         assert "worker exited with -9; restarting in 0.5 s (restart 1)" in log.read_text()
+
+        # The beat queue has its own worker (issue 13): killed, it comes back the same way (the idle flush
+        # that consolidates the events below runs on it).
+        beat_jobs = _wait(lambda: _worker_pid(cli, "beatjobs@%h"), 30, "the beat-jobs worker", cli, log)
+        children.add(beat_jobs)
+        assert beat_jobs != new_worker
+        os.kill(beat_jobs, signal.SIGKILL)
+        children.add(_wait(lambda: (p := _worker_pid(cli, "beatjobs@%h")) not in (None, beat_jobs) and p, 30,
+                           "a new beat-jobs worker", cli, log))
+        assert "beat-jobs exited with -9; restarting in 0.5 s (restart 1)" in log.read_text()
 
         old_redis = _wait(lambda: _redis_pid(data_dir), 5, "the embedded redis pid")
         os.kill(old_redis, signal.SIGKILL)

@@ -13,10 +13,10 @@ from athena_core.models.events import Event, EventRole, EventStatus, EventType, 
 from athena_core.models.scope import AgentScope
 from athena_core.models.sessions import Session
 from athena_core.mtm.chain_formation import clean_metadata, encodable, window_start
-from athena_core.runtime import Runtime
+from athena_core.wiring.runtime import Runtime
 from athena_tasks.app import app
 from athena_tasks.base import PermanentTaskError
-from athena_tasks.chains.failed_scopes import failed_key
+from athena_core.wiring.redis_keys import failed_key
 from tests.pipeline.waiting import run_pipeline_and_wait, wait_until
 
 DINNER = [

@@ -9,13 +9,14 @@ from pathlib import Path
 
 import httpx
 
-from athena_core.client import AthenaClient
+from athena_client.client import AthenaClient
 from athena_core.models.events import EventStatus
 from athena_core.models.scope import AgentScope
-from athena_core.settings import Settings
-from athena_core.stack import Stack
-from athena_core.stores.sqlite_documents import SqliteDocuments
-from athena_core.stores.sqlite_lexical import SqliteLexical
+from athena_core.retrieval.lexical_terms import search_terms
+from athena_core.wiring.settings import Settings
+from athena_devtools.stack import Stack
+from athena_core.stores.documents.sqlite_documents import SqliteDocuments
+from athena_core.stores.lexical.sqlite_lexical import SqliteLexical
 from tests.pipeline.test_durability import free_port
 
 TOPICS = [
@@ -74,6 +75,6 @@ def test_killing_the_worker_mid_run_duplicates_nothing(tmp_path: Path) -> None:
         # every consolidated event and every chain is searchable: one lexical doc each, nothing missing
         lexical = SqliteLexical(settings.data_dir / "lexical.sqlite3")
         assert lexical.count(scope.user_scope) == len(consolidated) + len(chains)
-        assert set(lexical.search(scope.user_scope, "Kyoto temple", "event", 200)) <= {e.event_id for e in consolidated}
+        assert set(lexical.search(scope.user_scope, search_terms("Kyoto temple"), "event", 200)) <= {e.event_id for e in consolidated}
     finally:
         stack.stop()

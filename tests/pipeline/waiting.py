@@ -37,6 +37,19 @@ def run_pipeline_and_wait(scope, flush: bool = True, steps=None, timeout_s: floa
     redis.delete(key)
 
 
+def promote_and_wait(runtime, user, timeout_s: float = DEFAULT_TIMEOUT_S) -> int:
+    """Run the promotion beat on the worker and wait until at least one chain of the user is promoted.
+
+    The beat fans out one task per user (issue 13 item 5), so its own result counts users, not promotions:
+    the wait is on state (the chain's promoted content hash, recorded after its facts are written).
+    Returns the number of users the beat fanned out to."""
+    from athena_tasks.app import app
+
+    users = app.send_task("athena.beat.promote").get(timeout=timeout_s)["users"]
+    wait_until(lambda: any(c.promoted_evidence for c in runtime.documents.recent_chains(user)), timeout_s)
+    return users
+
+
 def wait_indexed(documents, user, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
     """Until every consolidated event of the user is in the search indexes (SPEC S7: indexing is state)."""
     wait_until(lambda: documents.unindexed_events(user, 1) == [], timeout_s)

@@ -16,14 +16,14 @@ import pytest
 import yaml
 from check_jsonschema.builtin_schemas import get_builtin_schema
 
-from athena_core.settings import Settings, check_production_safety
+from athena_core.wiring.settings import Settings, check_production_safety
 
 COMPOSE_DIR = Path(__file__).resolve().parents[2] / "compose"
 COMPOSE_FILE = COMPOSE_DIR / "docker-compose.yml"
 ENV_EXAMPLE = COMPOSE_DIR / ".env.example"
 DOCKERFILE = COMPOSE_DIR / "Dockerfile"
 
-# The S3 blob adapter's settings (issue 6 item 2) are not in athena_core/settings.py yet. Remove this set
+# The S3 blob adapter's settings (issue 6 item 2) are not in athena_core/wiring/settings.py yet. Remove this set
 # (and align the names in docker-compose.yml) when that adapter lands.
 PENDING_BLOB_SETTINGS: set[str] = set()  # every compose setting is a Settings field now
 SECRET_NAME = re.compile(r"PASSWORD|SECRET|KEY|TOKEN|DSN|_AUTH$")
@@ -141,7 +141,7 @@ def test_every_service_is_health_checked_and_dependencies_wait_for_health() -> N
 
 
 def test_exactly_one_beat_and_separate_worker_queues() -> None:
-    from athena_tasks.celeryconfig import BEAT_QUEUE, PIPELINE_QUEUE
+    from celeryconfig import BEAT_QUEUE, PIPELINE_QUEUE
 
     services = load_compose()["services"]
     beats = [name for name, s in services.items() if command_of(s)[3:4] == ["beat"]]
@@ -160,6 +160,24 @@ def test_exactly_one_beat_and_separate_worker_queues() -> None:
     assert queues("worker-beat-jobs") == BEAT_QUEUE
     assert "container_name" not in services["worker-pipeline"]  # scalable: --scale worker-pipeline=N
     assert all("-E" in command_of(services[n]) for n in ("worker-pipeline", "worker-beat-jobs"))  # Flower sees tasks
+    # Issue 13: the beat queue has a worker service of its own, and no other worker consumes it.
+    consumers = {name: command_of(s)[command_of(s).index("-Q") + 1].split(",") for name, s in services.items()
+                 if command_of(s)[3:4] == ["worker"]}
+    assert [name for name, queues in consumers.items() if BEAT_QUEUE in queues] == ["worker-beat-jobs"]
+    assert [name for name, queues in consumers.items() if PIPELINE_QUEUE in queues] == ["worker-pipeline"]
+    # Promotion fans out per user: two beat-job processes, so one slow tenant never holds the whole queue.
+    beat_jobs = interpolate(command_of(services["worker-beat-jobs"]), env_example())
+    assert int(beat_jobs[beat_jobs.index("-c") + 1]) >= 2
+    assert int(interpolate(services["worker-beat-jobs"]["command"], {})[beat_jobs.index("-c") + 1]) >= 2  # default
+
+
+def test_the_image_ships_celeryconfig_at_its_root() -> None:
+    """`app.config_from_object("celeryconfig")` (issue 13 item 6): the module is at the repository root, a
+    py-module of the package, and the image's build context and builder stage include it."""
+    text = DOCKERFILE.read_text()
+    assert re.search(r"^COPY [^\n]*\bceleryconfig\.py\b", text, re.MULTILINE)
+    assert "!celeryconfig.py" in (COMPOSE_DIR / "Dockerfile.dockerignore").read_text().splitlines()
+    assert (COMPOSE_DIR.parent / "celeryconfig.py").is_file()
 
 
 def test_no_secret_is_committed() -> None:
@@ -229,7 +247,7 @@ def test_athena_variables_are_settings_fields() -> None:
         for variable in environment(service)
         if variable.startswith("ATHENA_") and variable not in fields and variable not in PENDING_BLOB_SETTINGS
     }
-    assert not unknown, f"not fields of athena_core.settings.Settings: {sorted(unknown)}"
+    assert not unknown, f"not fields of athena_core.wiring.settings.Settings: {sorted(unknown)}"
     for required in ("ATHENA_DOCUMENT_STORE", "ATHENA_MONGO_URL", "ATHENA_VECTOR_STORE", "ATHENA_MILVUS_URI",
                      "ATHENA_GRAPH_STORE", "ATHENA_ARANGO_URL", "ATHENA_ARANGO_USERNAME", "ATHENA_ARANGO_PASSWORD",
                      "ATHENA_REDIS_URL", "ATHENA_LLM_PROVIDER", "ATHENA_OPENAI_API_KEY"):

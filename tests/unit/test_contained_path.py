@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from athena_core.stores.contained_path import PathEscape, checked_segment, contained_key, contained_path
+from athena_core.stores.blobs.contained_path import PathEscape, checked_segment, contained_key, contained_path
 
 NOT_PLAIN = ["", ".", "..", "a/b", "/abs", "a\\b", "..\\..", "a\x00b", "a\nb", "\x7f"]
 

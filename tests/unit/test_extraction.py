@@ -17,7 +17,7 @@ from athena_core.ltm.extraction import (
     TripleExtractor,
     normalise_triples,
 )
-from athena_core.ltm.ontology import RELATIONS, USER_NODE_ID, ExtractedNode, ExtractedTriple, TripleExtraction
+from athena_core.models.ontology import RELATIONS, USER_NODE_ID, ExtractedNode, ExtractedTriple, TripleExtraction
 from athena_core.providers.llm import LLMSchemaError
 from athena_core.providers.openai_llm import OpenAILLM
 from tests.unit.test_openai_providers import CHAT, FakeOpenAI, chat_reply, http_client, server  # noqa: F401 (fixtures)

@@ -6,15 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from athena_core.heat import (
-    HeatFactors,
-    base_importance,
-    compute_heat,
-    density_score,
-    elapsed_hours,
-    heat_score,
-    recall_on_access,
-)
+from athena_core.models.chains import HeatFactors
+from athena_core.mtm.heat import base_importance, compute_heat, density_score, elapsed_hours, heat_score, recall_on_access
 
 NOW = datetime(2025, 1, 1, 12, 0, tzinfo=timezone.utc)
 

@@ -3,9 +3,12 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from athena_core.ltm.ontology import Fact, GraphNode
-from athena_core.retrieval.hybrid_search import (SearchHit, TimeSpan, _Candidate, fact_timeline, pin_summaries,
-                                                 render_fact, shares_a_term)
+from athena_core.models.ontology import Fact, GraphNode
+from athena_core.retrieval.fact_candidates import shares_a_term
+from athena_core.retrieval.rendering import fact_timeline, render_fact
+from athena_core.retrieval.search_hit import Candidate as _Candidate
+from athena_core.retrieval.search_hit import SearchHit, TimeSpan
+from athena_core.retrieval.summary_pinning import pin_summaries
 from athena_core.retrieval.lexical_terms import search_terms
 
 

@@ -7,7 +7,8 @@ import pytest
 from athena_core.providers.llm import LLMProvider, TranscriptLine
 from athena_core.providers.llm_replies import parse_boolean_reply
 from athena_core.providers.offline_llm import OfflineLLM, textrank
-from athena_core.providers.offline_text import split_sentences, stem
+from athena_core.text.sentences import split_sentences
+from athena_core.text.stemming import stem
 
 CENTRAL = "We will deploy the Go service to the Kubernetes cluster with a Helm chart."
 

@@ -22,7 +22,8 @@ import pytest
 from prometheus_client import REGISTRY
 from pydantic import BaseModel, Field
 
-from athena_core.providers.embeddings import Embedder, EmbeddingDimensionMismatch
+from athena_core.providers.embeddings import Embedder
+from athena_core.models.errors import EmbeddingDimensionMismatch
 from athena_core.providers.llm import (
     ChainFormation,
     LLMProvider,

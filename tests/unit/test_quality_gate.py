@@ -5,21 +5,8 @@ import math
 
 import pytest
 
-from athena_core.mtm.quality_gate import (
-    QUALITY_THRESHOLDS,
-    QUALITY_WEIGHTS,
-    QualityScores,
-    cognitive_depth_score,
-    coherence_score,
-    completeness_score,
-    content_tokens,
-    engagement_score,
-    passes,
-    relevance_score,
-    score_segment,
-    threshold_for,
-    weighted_overall,
-)
+from athena_core.mtm.quality_gate import QUALITY_THRESHOLDS, QUALITY_WEIGHTS, cognitive_depth_score, coherence_score, completeness_score, content_tokens, engagement_score, passes, relevance_score, score_segment, threshold_for, weighted_overall
+from athena_core.models.chains import QualityScores
 from athena_core.providers.llm import TranscriptLine
 
 

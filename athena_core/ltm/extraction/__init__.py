@@ -1,0 +1,38 @@
+"""Triple extraction onto the LTM ontology (SPEC S6.1, S8; seeds 000 and 003).
+
+Three parts:
+
+* `normalise_triples` turns whatever an extractor returned into graph-ready `FactObservation`s: snake_case
+  ids, the seven-relation vocabulary (anything else becomes RELATES_TO with the original kept in the
+  nuance, counted), first-person mentions collapsed onto the user node (but never "assistant", "you" or a
+  third party), self-loops dropped, duplicates merged, confidences clamped.
+* `OfflineTripleExtractor`: deterministic pattern-and-gazetteer extraction over the chain summary, with
+  honest confidences (see `CONFIDENCE`).
+* `OpenAITripleExtractor`: one strict structured-output call per summary through the LLM port
+  (`LLMProvider.structured`; the `openai` provider implements it).
+
+One module each: `normalisation`, `port` (`TripleExtractor`), `offline_vocabulary` (bands, words,
+triggers), `summary_sentence` (subjects and objects in one sentence), `offline_extractor`,
+`openai_extractor`. The names below are the package's public face.
+"""
+from __future__ import annotations
+
+from athena_core.ltm.extraction.normalisation import (
+    FALLBACK_RELATION,
+    USER_LABEL,
+    ExtractionReport,
+    is_first_person,
+    normalise_relation,
+    normalise_triples,
+)
+from athena_core.ltm.extraction.offline_extractor import OfflineTripleExtractor
+from athena_core.ltm.extraction.offline_vocabulary import CONFIDENCE, HEDGED_CAP, THIRD_PARTY_PENALTY
+from athena_core.ltm.extraction.openai_extractor import OpenAITripleExtractor
+from athena_core.ltm.extraction.port import TripleExtractor
+from athena_core.providers.llm import LLMSchemaError  # extractors raise it
+
+__all__ = [
+    "CONFIDENCE", "FALLBACK_RELATION", "HEDGED_CAP", "THIRD_PARTY_PENALTY", "USER_LABEL", "ExtractionReport",
+    "LLMSchemaError", "OfflineTripleExtractor", "OpenAITripleExtractor", "TripleExtractor", "is_first_person",
+    "normalise_relation", "normalise_triples",
+]

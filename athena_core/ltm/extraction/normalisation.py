@@ -1,0 +1,110 @@
+"""Normalisation of extracted triples into graph-ready facts: snake_case ids, the seven-relation vocabulary
+(anything else becomes RELATES_TO with the original kept in the nuance, counted), first-person mentions
+collapsed onto the user node (but never "assistant", "you" or a third party), self-loops dropped,
+duplicates merged, confidences clamped."""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from athena_core.models.ontology import (
+    ExtractedNode,
+    FIRST_PERSON,
+    FactObservation,
+    RELATIONS,
+    TripleExtraction,
+    USER_NODE_ID,
+    snake_id,
+)
+from athena_core.observability.metrics import EXTRACTION_RELATION_CORRECTIONS
+
+FALLBACK_RELATION = "RELATES_TO"
+USER_LABEL = "Identities"
+
+
+@dataclass
+class ExtractionReport:
+    """What normalisation did to one extraction.
+
+    `kept`: facts returned; `dropped`: triples discarded (an id empty after snake-casing, or a self-loop
+    once first person was resolved); `merged`: duplicates folded into a kept fact; `corrected`: off-list
+    relations rewritten to RELATES_TO; `first_person_resolved`: endpoints mapped onto the user node.
+    """
+
+    kept: int = 0
+    dropped: int = 0
+    merged: int = 0
+    corrected: int = 0
+    first_person_resolved: int = 0
+
+
+def _clamp(value: float) -> float:
+    if value is None or math.isnan(value):
+        return 0.0
+    return min(1.0, max(0.0, float(value)))
+
+
+def is_first_person(node: ExtractedNode) -> bool:
+    """"I", "me", "my", "we", "user", "the user" (id or name). Not "you", "assistant" or any other name."""
+    return snake_id(node.id) in FIRST_PERSON or snake_id(node.name) in FIRST_PERSON
+
+
+def _endpoint(node: ExtractedNode, user_name: str) -> tuple[str, str, str, bool]:
+    """(id, label, name, resolved_to_user) of one triple end."""
+    if is_first_person(node):
+        return USER_NODE_ID, USER_LABEL, user_name or USER_NODE_ID, True
+    node_id = snake_id(node.id) or snake_id(node.name)  # an LLM that left the id blank still named it
+    name = " ".join(node.name.split()) or node_id
+    return node_id, node.label, name, False
+
+
+def normalise_relation(relation: str) -> str:
+    """Uppercased, stripped, inner spaces/hyphens as underscores ("works on" → "WORKS_ON")."""
+    return re.sub(r"[\s\-]+", "_", relation.strip()).upper()
+
+
+def normalise_triples(
+    extraction: TripleExtraction,
+    *,
+    user_name: str,
+    valid_at: datetime,
+    heat_score: float,
+    evidence_id: str,
+) -> tuple[list[FactObservation], ExtractionReport]:
+    """Graph-ready facts from one extraction, in first-seen order, and a report of what changed."""
+    report = ExtractionReport()
+    merged: dict[tuple[str, str, str], FactObservation] = {}
+    for triple in extraction.triples:
+        s_id, s_label, s_name, s_user = _endpoint(triple.subject, user_name)
+        o_id, o_label, o_name, o_user = _endpoint(triple.object, user_name)
+        report.first_person_resolved += int(s_user) + int(o_user)
+        if not s_id or not o_id or s_id == o_id:
+            report.dropped += 1
+            continue
+        relation = normalise_relation(triple.relation)
+        nuance = " ".join(triple.context_nuance.split())
+        if relation not in RELATIONS:
+            report.corrected += 1
+            EXTRACTION_RELATION_CORRECTIONS.inc()
+            original = relation or "UNSPECIFIED"
+            nuance = f"{original}: {nuance}" if nuance else original
+            relation = FALLBACK_RELATION
+        fact = FactObservation(
+            subject_id=s_id, subject_label=s_label, subject_name=s_name, relation=relation,
+            object_id=o_id, object_label=o_label, object_name=o_name,
+            confidence=_clamp(triple.confidence), context_nuance=nuance,
+            heat_score=heat_score, valid_at=valid_at, evidence_id=evidence_id,
+        )
+        key = (s_id, relation, o_id)
+        previous = merged.get(key)
+        if previous is None:
+            merged[key] = fact
+            continue
+        report.merged += 1
+        if fact.confidence > previous.confidence:  # the surer reading wins, nuance included
+            merged[key] = fact
+    facts = list(merged.values())
+    report.kept = len(facts)
+    return facts, report

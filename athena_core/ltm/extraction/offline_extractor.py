@@ -1,0 +1,204 @@
+"""`OfflineTripleExtractor`: deterministic pattern-and-gazetteer extraction over a chain summary, with
+honest confidences (see `offline_vocabulary.CONFIDENCE`)."""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from athena_core.ltm.extraction.offline_vocabulary import (
+    CLIENT_EXPLICIT,
+    CLIENT_FOR,
+    CONFIDENCE,
+    HABIT,
+    HEDGED_CAP,
+    INTEREST,
+    MAX_NUANCE_CHARS,
+    PREFER,
+    PROJECT_WORDS,
+    STRUGGLE,
+    THIRD_PARTY_PENALTY,
+    TOOL_PREPOSITIONS,
+    TRAIT,
+    USES,
+    USES_NEEDS_TOOL,
+    WORK,
+    WORK_ON,
+)
+from athena_core.ltm.extraction.summary_sentence import Node, SummarySentence, USER
+from athena_core.models.ontology import ExtractedNode, ExtractedTriple, TripleExtraction, snake_id
+from athena_core.text.sentences import split_sentences
+from athena_core.text.tokens import Token
+
+
+def _nuance(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_NUANCE_CHARS else text[: MAX_NUANCE_CHARS - 1].rsplit(" ", 1)[0] + "…"
+
+
+class OfflineTripleExtractor:
+    """`TripleExtractor` without a model: sentence patterns plus the tool gazetteer, deterministic.
+
+    Per summary sentence, in priority order (a token used as an object is not reused by a later rule):
+    STRUGGLES_WITH ("struggling with", "stuck on", "problem with", "can't get X to"), EXPRESSED_INTEREST
+    ("want to learn", "interested in", "curious about", "would like to learn more about"), EXHIBITS
+    ("I am patient", "I prefer X", "I always X"), USES ("I use", "switched to", "built with",
+    "written in"), WORKS_ON ("working on", "building", "rewriting the X service"), BUILT_FOR_CLIENT
+    ("client, X,", "for X" in a sentence about work), USES of a tool introduced by in/with/on in a
+    sentence about work ("rewriting it in Go"), and RELATES_TO between tools named together.
+
+    The subject is the nearest subject before the trigger: the speaker for "I/we/my/the user", a named
+    person or organisation, a project ("the payments service uses Postgres"); a sentence about "you",
+    "the assistant", "he" or "my wife" yields nothing about the user. Negated clauses are skipped; questions
+    and hedges are capped below the retrieval floor. `entities` (the chain's entity list) supplies
+    canonical spellings of names.
+    """
+
+    name = "offline"
+
+    def extract(self, summary: str, *, entities: list[str], tenant_id: str = "") -> TripleExtraction:
+        known = {e.lower(): e for e in entities if e and e.strip()}
+        found: dict[tuple[str, str, str], ExtractedTriple] = {}
+        for text in split_sentences(summary or ""):
+            for triple in self._sentence_triples(SummarySentence(text, known)):
+                key = (triple.subject.id, triple.relation, triple.object.id)
+                if key not in found or triple.confidence > found[key].confidence:
+                    found[key] = triple
+        return TripleExtraction(triples=list(found.values()))
+
+    # -- per sentence ------------------------------------------------------------------------------
+
+    def _sentence_triples(self, s: SummarySentence) -> list[ExtractedTriple]:
+        out: list[ExtractedTriple] = []
+        nuance = _nuance(s.text)
+        work_subjects: list[tuple[Node, bool]] = []
+        projects: list[Node] = []
+
+        def emit(subject: Node, relation: str, obj: Node, base: float, third_party: bool,
+                 note: str = nuance) -> None:
+            if not subject.id or not obj.id or subject.id == obj.id:
+                return
+            confidence = base - (THIRD_PARTY_PENALTY if third_party else 0.0)
+            if s.hedged:
+                confidence = min(confidence, HEDGED_CAP)
+            out.append(ExtractedTriple(
+                subject=ExtractedNode(id=subject.id, label=subject.label, name=subject.name),
+                relation=relation,
+                object=ExtractedNode(id=obj.id, label=obj.label, name=obj.name),
+                confidence=round(confidence, 3), context_nuance=note,
+            ))
+
+        def pattern(regex: re.Pattern[str], relation: str, *, split_items: bool = True,
+                    needs_tool: re.Pattern[str] | None = None, note_prefix: str = "") -> None:
+            for match in regex.finditer(s.text):
+                subject, third, subject_end = s.subject_before(match.start())
+                if subject is None or s.negated(subject_end, match.start()):
+                    continue
+                tool_only = needs_tool is not None and bool(needs_tool.match(match.group(0)))
+                for item in s.object_items(match.end(), split_items=split_items):
+                    if any(t.start in s.claimed for t in item):
+                        continue
+                    obj = s.object_node(item, relation)
+                    is_tool = obj.label == "Tools" and any(t.start in s.gaz for t in item)
+                    if tool_only and not is_tool:
+                        continue
+                    s.claimed.update(t.start for t in item)
+                    base = CONFIDENCE["explicit_tool"] if is_tool else CONFIDENCE["pattern"]
+                    note = f"{note_prefix}{s.span_text(item)}: {nuance}" if note_prefix else nuance
+                    emit(subject, relation, obj, base, third, note)
+
+        pattern(STRUGGLE, "STRUGGLES_WITH")
+        pattern(INTEREST, "EXPRESSED_INTEREST")
+        pattern(PREFER, "EXHIBITS", split_items=False, note_prefix="prefers ")
+        for match in TRAIT.finditer(s.text):
+            subject, third, subject_end = s.subject_before(match.start())
+            if subject is None or s.negated(subject_end, match.start(1)):
+                continue
+            trait = match.group(1).lower()
+            emit(subject, "EXHIBITS", Node(snake_id(trait), "Concepts", trait), CONFIDENCE["pattern"], third)
+        for match in HABIT.finditer(s.text):
+            items = s.object_items(match.end(), split_items=False)
+            if items:
+                habit = f"{match.group(1).lower()} {s.span_text(items[0])}"
+                emit(USER, "EXHIBITS", Node(snake_id(habit), "Concepts", habit), CONFIDENCE["weak_pattern"], False)
+        pattern(USES, "USES", needs_tool=USES_NEEDS_TOOL)
+
+        for match in WORK.finditer(s.text):
+            subject, third, subject_end = s.subject_before(match.start())
+            if subject is None or s.negated(subject_end, match.start()):
+                continue
+            work_subjects.append((subject, third))
+            generic_ok = bool(WORK_ON.match(match.group(0)))
+            for item in s.object_items(match.end()):
+                if any(t.start in s.claimed or t.start in s.gaz for t in item):
+                    continue  # "working on Kubernetes" is use of a tool (handled below), not a project
+                obj = s.object_node(item, "WORKS_ON")
+                if item[-1].lower in PROJECT_WORDS and len(item) > 1:
+                    base = CONFIDENCE["strong_pattern"]
+                elif all(s.is_name_word(t) for t in item):
+                    base = CONFIDENCE["pattern"]
+                elif generic_ok:
+                    base = CONFIDENCE["weak_pattern"]
+                else:
+                    continue
+                s.claimed.update(t.start for t in item)
+                projects.append(obj)
+                emit(subject, "WORKS_ON", obj, base, third)
+        projects += [c.node for c in s.candidates if c.node is not None and c.node.label == "Projects"
+                     and c.node not in projects]
+
+        self._clients(s, work_subjects, projects, emit)
+
+        # a tool introduced by in/with/on in a sentence about work: "rewriting the payments service in Go"
+        for subject, third in work_subjects[:1]:
+            for tok in s.toks:
+                if tok.lower not in TOOL_PREPOSITIONS:
+                    continue
+                for item in s.object_items(tok.end):  # "with Kubernetes and Helm charts": both
+                    hits = [t for t in item if t.start in s.gaz and t.start not in s.claimed]
+                    if hits:
+                        s.claimed.add(hits[0].start)
+                        name = s.gaz[hits[0].start]
+                        emit(subject, "USES", Node(snake_id(name), "Tools", name), CONFIDENCE["inferred_tool"],
+                             third)
+
+        tools: list[str] = []
+        for tok in s.toks:
+            if tok.start in s.gaz and s.gaz[tok.start] not in tools:
+                tools.append(s.gaz[tok.start])
+        for i, first in enumerate(tools):
+            for second in tools[i + 1:]:
+                emit(Node(snake_id(first), "Tools", first), "RELATES_TO", Node(snake_id(second), "Tools", second),
+                     CONFIDENCE["co_mention"], False, f"mentioned together: {nuance}")
+        return out
+
+    @staticmethod
+    def _clients(
+        s: SummarySentence, work_subjects: list[tuple[Node, bool]], projects: list[Node],
+        emit: Callable[..., None],
+    ) -> None:
+        """BUILT_FOR_CLIENT: "our client, Prescott Data," anywhere; "for Prescott Data" only in a sentence
+        about work. The subject is the project the sentence names, else whoever does the work."""
+        found: list[tuple[list[Token], float]] = []
+        for regex, base, needs_work in ((CLIENT_EXPLICIT, CONFIDENCE["strong_pattern"], False),
+                                        (CLIENT_FOR, CONFIDENCE["weak_pattern"], True)):
+            if needs_work and not work_subjects:
+                continue
+            for match in regex.finditer(s.text):
+                i = s.index_at(match.end())
+                run = s.name_run(i)
+                if not run or run[0].start in s.claimed or (run[0].sentence_initial and not needs_work):
+                    continue
+                s.claimed.update(t.start for t in run)
+                found.append((run, base))
+        for run, base in found:
+            name = s.span_text(run)
+            client = Node(snake_id(name), "Identities", s.entities.get(name.lower(), name))
+            if projects:
+                subject, third = projects[0], False
+            elif work_subjects:
+                subject, third = work_subjects[0]
+            else:
+                subject, third, _ = s.subject_before(run[0].start)
+                if subject is None or subject.id == client.id:
+                    continue
+            emit(subject, "BUILT_FOR_CLIENT", client, base, third)

@@ -1,0 +1,69 @@
+"""Transcript -> sentences and their content terms: what every other part of the offline provider reads."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from athena_core.providers.llm import TranscriptLine
+from athena_core.text.content_words import is_content_word
+from athena_core.text.gazetteer import gazetteer_hits
+from athena_core.text.sentences import split_sentences
+from athena_core.text.stemming import stem
+from athena_core.text.tokens import Token
+
+PHRASE_BREAK = re.compile(r"[^\sA-Za-z0-9]")  # punctuation between two words ends a phrase or a name
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence of the transcript, remembering which event it came from and that event's role."""
+
+    text: str
+    line_index: int
+    role: str
+    weight: float  # how much this sentence counts for topic words (noisy logs count less)
+
+
+def line_weight(line: TranscriptLine) -> float:
+    """Observations and system notes are often logs: let them count half for topic words."""
+    return 0.5 if line.type == "observation" or line.role == "system" else 1.0
+
+
+def transcript_sentences(transcript: list[TranscriptLine]) -> list[Sentence]:
+    """Every event's content split into sentences, in transcript order.
+
+    `split_sentences` keeps only parts with a Latin letter or digit; a segment written wholly in another
+    script (Hebrew, Arabic, CJK) or in emoji would have none and could never be summarised, so it stays
+    pending for good (issue 12: whatever is accepted must be processable). Then every non-blank line counts.
+    """
+    sentences = [
+        Sentence(text, i, line.role, line_weight(line))
+        for i, line in enumerate(transcript)
+        for text in split_sentences(line.content)
+    ]
+    if sentences:
+        return sentences
+    return [
+        Sentence(text.strip(), i, line.role, line_weight(line))
+        for i, line in enumerate(transcript)
+        for text in line.content.splitlines()
+        if text.strip()
+    ]
+
+
+def token_terms(sentence_tokens: list[Token]) -> dict[int, str]:
+    """Map token offset -> stemmed term for the tokens that carry content.
+
+    Gazetteer hits count even when the word doubles as a stopword ("Go"), under their canonical name.
+    """
+    gazetteer = {tok.start: name.lower() for tok, name in gazetteer_hits(sentence_tokens)}
+    return {
+        tok.start: gazetteer.get(tok.start) or stem(tok.lower)
+        for tok in sentence_tokens
+        if tok.start in gazetteer or is_content_word(tok.lower)
+    }
+
+
+def sentence_terms(sentence_tokens: list[Token]) -> list[str]:
+    """Stemmed content terms of a sentence, in order: the bag of words for TF-IDF and overlap."""
+    return list(token_terms(sentence_tokens).values())

@@ -1,0 +1,304 @@
+"""Milvus adapter of the vector index: a Milvus server in production, Milvus Lite when embedded.
+
+One collection holds every tenant's chain vectors. `pk` = "tenant:user:chain" (scope and chain ids can
+never contain ':'), `tenant_id` is the partition key, and every search and delete is filtered on
+tenant_id AND user_id (SPEC S1). COSINE metric: the returned distance *is* the cosine similarity
+(1 for the same direction, -1 for the opposite one).
+
+Filters use Milvus expression templates (`filter_params`, bound values) when the engine supports them
+(Milvus server 2.5+). Milvus Lite 3.x does not parse templates, so there the values are rendered as
+string literals; they are first checked against the scope id alphabet (`[A-Za-z0-9_.@-]`, which has
+no quote, backslash or space) and escaped as well, so an id can never change the expression.
+
+Milvus Lite facts this adapter handles (see ENV-NOTES):
+- a released collection after reopen: `load_collection` at start;
+- data in the memtable is searched by brute force: `flush` after writes (Lite only by default: a server
+  rate-limits flush, and its growing segments are searchable anyway);
+- `delete` returns every id it was given, existing or not: the count comes from a `get` first, and the
+  returned ids are never logged;
+- one process per data directory: `close()` stops this process's embedded server so the directory is
+  free again. Writers from several processes must go through one writer (ENV-NOTES: concurrent writers
+  through `milvus-lite server` lost data).
+"""
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from athena_core.models.scope import UserScope
+from athena_core.models.errors import EmbeddingDimensionMismatch
+from athena_core.stores.vectors.port import VectorHit
+from athena_core.stores.vectors.vector_checks import as_unit_vector, check_id
+
+_SERVER_SCHEMES = ("http://", "https://", "tcp://", "unix:")
+
+# Milvus Lite embedded servers of this process, by data directory, with how many adapters use each.
+_LITE_USERS: dict[str, int] = {}
+_LITE_LOCK = threading.Lock()
+
+
+def _literal(value: str) -> str:
+    """A Milvus string literal of an id already checked against the id alphabet (escaped anyway)."""
+    check_id(value, "filter value")
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@contextmanager
+def _quiet_pymilvus() -> Iterator[None]:
+    """pymilvus logs every failed RPC at ERROR with a traceback; silence it for expected failures."""
+    logger = logging.getLogger("pymilvus")
+    previous = logger.disabled
+    logger.disabled = True
+    decorators = logging.getLogger("pymilvus.decorators")
+    previous_decorators = decorators.disabled
+    decorators.disabled = True
+    try:
+        yield
+    finally:
+        logger.disabled = previous
+        decorators.disabled = previous_decorators
+
+
+def lite_data_dir(uri: str) -> str:
+    """The Milvus Lite data directory for a local path (pymilvus needs it to end in `.db`)."""
+    path = Path(uri).expanduser()
+    if path.suffix != ".db":
+        path = path / "milvus.db"
+    return str(path.resolve())
+
+
+class MilvusVectors:
+    """Implements `VectorIndex` with `pymilvus.MilvusClient` (Milvus server or Milvus Lite)."""
+
+    engine = "milvus"
+
+    def __init__(
+        self,
+        uri: str,
+        dimension: int,
+        collection: str = "athena_chains",
+        token: str | None = None,
+        *,
+        model_name: str = "configured",
+        index_type: str = "AUTOINDEX",
+        flush_after_write: bool | None = None,
+        timeout: float | None = 30.0,
+    ) -> None:
+        from pymilvus import MilvusClient
+
+        if int(dimension) <= 0:
+            raise ValueError(f"dimension must be positive, got {dimension}")
+        self.dimension = int(dimension)
+        self.collection = collection
+        self.model_name = model_name
+        self.index_type = index_type
+        self.timeout = timeout
+        self.is_lite = not uri.startswith(_SERVER_SCHEMES)
+        self.flush_after_write = self.is_lite if flush_after_write is None else flush_after_write
+        self._lite_dir: str | None = None
+        if self.is_lite:
+            self._lite_dir = lite_data_dir(uri)
+            Path(self._lite_dir).parent.mkdir(parents=True, exist_ok=True)
+            self.uri = self._lite_dir
+        else:
+            self.uri = uri
+        self._write_lock = threading.Lock()  # Milvus wants writes to one collection serialised
+        kwargs = {"uri": self.uri}
+        if token:
+            kwargs["token"] = token
+        self.client = MilvusClient(**kwargs)
+        if self._lite_dir is not None:
+            with _LITE_LOCK:
+                _LITE_USERS[self._lite_dir] = _LITE_USERS.get(self._lite_dir, 0) + 1
+        try:
+            self._ensure_collection()
+            self.client.load_collection(self.collection, timeout=self.timeout)
+            self.bound_filters = self._templates_supported()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- setup -------------------------------------------------------------------------------------
+    def _ensure_collection(self) -> None:
+        from pymilvus import DataType, MilvusClient
+
+        if self.client.has_collection(self.collection, timeout=self.timeout):
+            stored = self._stored_dimension()
+            if stored != self.dimension:
+                raise EmbeddingDimensionMismatch(self.model_name, self.dimension, stored)
+            return
+        schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=400)
+        schema.add_field("tenant_id", DataType.VARCHAR, max_length=128, is_partition_key=True)
+        schema.add_field("user_id", DataType.VARCHAR, max_length=128)
+        schema.add_field("chain_id", DataType.VARCHAR, max_length=128)
+        schema.add_field("vector", DataType.FLOAT_VECTOR, dim=self.dimension)
+        index_params = self.client.prepare_index_params()
+        index_params.add_index(field_name="vector", index_type=self.index_type, metric_type="COSINE")
+        self.client.create_collection(
+            self.collection, schema=schema, index_params=index_params,
+            consistency_level="Strong", timeout=self.timeout,
+        )
+
+    def _stored_dimension(self) -> int:
+        description = self.client.describe_collection(self.collection, timeout=self.timeout)
+        for field in description.get("fields", []):
+            if field.get("name") == "vector":
+                return int(field.get("params", {}).get("dim"))
+        raise RuntimeError(f"collection {self.collection!r} has no 'vector' field; not an Athena collection")
+
+    def _templates_supported(self) -> bool:
+        """Does this engine bind `filter_params`? (Milvus 2.5+ servers do; Milvus Lite 3.x does not.)"""
+        if self.is_lite:
+            return False
+        try:
+            with _quiet_pymilvus():
+                self.client.query(
+                    self.collection, filter="tenant_id == {t} and user_id == {u}",
+                    filter_params={"t": "_probe", "u": "_probe"}, output_fields=["pk"], limit=1,
+                    timeout=self.timeout,
+                )
+            return True
+        except Exception:
+            return False
+
+    def _scope_filter(self, scope: UserScope) -> tuple[str, dict[str, str]]:
+        tenant_id = check_id(scope.tenant_id, "tenant_id")
+        user_id = check_id(scope.user_id, "user_id")
+        if self.bound_filters:
+            return "tenant_id == {t} and user_id == {u}", {"t": tenant_id, "u": user_id}
+        return f"tenant_id == {_literal(tenant_id)} and user_id == {_literal(user_id)}", {}
+
+    @staticmethod
+    def _pk(scope: UserScope, chain_id: str) -> str:
+        return f"{check_id(scope.tenant_id, 'tenant_id')}:{check_id(scope.user_id, 'user_id')}:" \
+               f"{check_id(chain_id, 'chain_id')}"
+
+    def _filter_kwargs(self, scope: UserScope) -> dict:
+        expression, params = self._scope_filter(scope)
+        return {"filter": expression, "filter_params": params} if params else {"filter": expression}
+
+    def _after_write(self) -> None:
+        if self.flush_after_write:
+            self.client.flush(self.collection, timeout=self.timeout)
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def ping(self) -> None:
+        self.client.has_collection(self.collection, timeout=self.timeout)
+
+    def close(self) -> None:
+        client, self.client = getattr(self, "client", None), None
+        if client is not None:
+            client.close()
+        if self._lite_dir is not None and client is not None:
+            # MilvusClient.close() leaves Lite's in-process server (and its directory lock) running;
+            # stop it when the last adapter of this process on that directory closes.
+            with _LITE_LOCK:
+                users = _LITE_USERS.get(self._lite_dir, 1) - 1
+                if users <= 0:
+                    _LITE_USERS.pop(self._lite_dir, None)
+                else:
+                    _LITE_USERS[self._lite_dir] = users
+            if users <= 0:
+                try:
+                    from milvus_lite.server_manager import server_manager_instance
+                except ImportError:  # pragma: no cover - Lite is what opened it
+                    return
+                server_manager_instance.release_server(self._lite_dir)
+
+    # -- the port ----------------------------------------------------------------------------------
+    def upsert(self, scope: UserScope, chain_id: str, vector: np.ndarray) -> None:
+        self.upsert_many(scope, [chain_id], [vector])
+
+    def upsert_many(self, scope: UserScope, chain_ids: list[str], vectors: object, batch: int = 1000) -> None:
+        """Insert or replace several of the user's chain vectors, then flush once (bulk re-index)."""
+        if len(chain_ids) != len(vectors):  # type: ignore[arg-type]
+            raise ValueError("chain_ids and vectors differ in length")
+        rows = {}
+        for chain_id, vector in zip(chain_ids, vectors):  # type: ignore[call-overload]
+            rows[self._pk(scope, chain_id)] = {
+                "pk": self._pk(scope, chain_id), "tenant_id": scope.tenant_id, "user_id": scope.user_id,
+                "chain_id": chain_id, "vector": as_unit_vector(vector, self.dimension).tolist(),
+            }
+        if not rows:
+            return
+        data = list(rows.values())
+        with self._write_lock:
+            for start in range(0, len(data), batch):
+                self.client.upsert(self.collection, data[start:start + batch], timeout=self.timeout)
+            self._after_write()
+
+    def delete(self, scope: UserScope, chain_ids: list[str]) -> int:
+        pks = list(dict.fromkeys(self._pk(scope, c) for c in chain_ids))
+        if not pks:
+            return 0
+        with self._write_lock:
+            # delete() reports every id it was given, existing or not: count what exists first.
+            existing = self.client.get(self.collection, ids=pks, output_fields=["pk"], timeout=self.timeout)
+            found = [row["pk"] for row in existing]
+            if not found:
+                return 0
+            self.client.delete(self.collection, ids=found, timeout=self.timeout)
+            self._after_write()
+        return len(found)
+
+    def delete_user(self, scope: UserScope) -> int:
+        with self._write_lock:
+            removed = self.count(scope)
+            if removed == 0:
+                return 0
+            # The result lists every deleted id: never log or return it.
+            self.client.delete(self.collection, timeout=self.timeout, **self._filter_kwargs(scope))
+            self._after_write()
+        return removed
+
+    def search(self, scope: UserScope, vector: np.ndarray, limit: int) -> list[VectorHit]:
+        query = as_unit_vector(vector, self.dimension)
+        if limit <= 0:
+            return []
+        result = self.client.search(
+            self.collection, data=[query.tolist()], limit=int(limit), output_fields=["chain_id"],
+            search_params={"metric_type": "COSINE"}, timeout=self.timeout, **self._filter_kwargs(scope),
+        )
+        hits = [
+            VectorHit(hit["entity"]["chain_id"], _clamp(float(hit["distance"])))
+            for hit in (result[0] if result else [])
+        ]
+        hits.sort(key=lambda h: -h.similarity)
+        return hits
+
+    def similarities(self, scope: UserScope, vector: np.ndarray, chain_ids: list[str]) -> dict[str, float]:
+        """A search restricted to these ids: Milvus scores exactly the rows the filter keeps."""
+        query = as_unit_vector(vector, self.dimension)
+        ids = [check_id(c, "chain_id") for c in dict.fromkeys(chain_ids)]
+        if not ids:
+            return {}
+        expression, params = self._scope_filter(scope)
+        if params:
+            kwargs = {"filter": expression + " and chain_id in {ids}", "filter_params": {**params, "ids": ids}}
+        else:
+            kwargs = {"filter": expression + f" and chain_id in [{', '.join(_literal(c) for c in ids)}]"}
+        result = self.client.search(
+            self.collection, data=[query.tolist()], limit=len(ids), output_fields=["chain_id"],
+            search_params={"metric_type": "COSINE"}, timeout=self.timeout, **kwargs,
+        )
+        return {hit["entity"]["chain_id"]: _clamp(float(hit["distance"])) for hit in (result[0] if result else [])}
+
+    def count(self, scope: UserScope) -> int:
+        rows = self.client.query(
+            self.collection, output_fields=["count(*)"], timeout=self.timeout, **self._filter_kwargs(scope)
+        )
+        return int(rows[0]["count(*)"]) if rows else 0
+
+
+def _clamp(similarity: float) -> float:
+    """COSINE distance of a self-match comes back as 1.0000001; the port promises [-1, 1]."""
+    if math.isnan(similarity):
+        return 0.0
+    return max(-1.0, min(1.0, similarity))

@@ -1,0 +1,89 @@
+"""`make demo`: replay the bundled multi-session conversation through the HTTP API and show each tier."""
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timedelta, timezone
+from importlib import resources
+
+from athena_client.client import AthenaClient
+
+SAMPLE = "demo_conversation.json"
+
+
+def load_sample() -> dict:
+    return json.loads(resources.files("athena_devtools.samples").joinpath(SAMPLE).read_text())
+
+
+def replay(client: AthenaClient, sample: dict) -> list[str]:
+    """Post every session's turns with their timeline, shifted so the last session started an hour ago
+    (memory stays warm enough to be promoted); returns the session ids in order."""
+    starts = [datetime.fromisoformat(s["started_at"]) for s in sample["sessions"]]
+    shift = datetime.now(timezone.utc) - timedelta(hours=1) - max(starts)
+    session_ids = []
+    for session in sample["sessions"]:
+        session_id = client.create_session(
+            sample["tenant_id"], sample["user_id"], sample["agent_id"], {"source": "demo"}
+        )
+        session_ids.append(session_id)
+        clock = datetime.fromisoformat(session["started_at"]) + shift
+        for turn in session["turns"]:
+            if "events" in turn:
+                for event in turn["events"]:
+                    clock += timedelta(seconds=5)
+                    client.store_event(session_id, timestamp=clock, **event)
+                continue
+            clock += timedelta(minutes=1)
+            client.store_interaction(session_id, turn["user"], turn.get("agent"), timestamp=clock)
+    return session_ids
+
+
+def wait_for_pipeline(client: AthenaClient, session_ids: list[str], timeout_s: float) -> int:
+    """Wait until the workers have consolidated every event (idle flush closes the last segments)."""
+    deadline = time.monotonic() + timeout_s
+    pending = -1
+    while time.monotonic() < deadline:
+        pending = sum(client.get_session(s)["pending_events"] for s in session_ids)
+        if pending == 0:
+            break
+        time.sleep(0.5)
+    return pending
+
+
+def wait_for_facts(client: AthenaClient, session_id: str, timeout_s: float) -> dict:
+    """GetContext once the promoter (every few seconds in the demo) has written facts, or at the timeout."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        context = client.get_context(session_id, query="payments service latency in Go")
+        if context["facts"] or time.monotonic() > deadline:
+            return context
+        time.sleep(1.0)
+
+
+def render(context: dict) -> str:
+    lines = [f"STM window ({len(context['stm_events'])} slots, source: {context['stm_source']}):"]
+    for event in context["stm_events"]:
+        count = f" ×{event['coalesced_count']}" if event.get("coalesced_count", 1) > 1 else ""
+        lines.append(f"  [{event['timestamp'][:16]}] {event['role']}/{event['type']}{count}: {event['content'][:100]}")
+    lines.append(f"MTM relevant pages ({len(context['relevant_pages'])}):")
+    for page in context["relevant_pages"]:
+        lines.append(f"  - [{page['started_at'][:10]}] {page['topic']}: {page['summary'][:160]}")
+    lines.append(f"LTM facts ({len(context['facts'])}):")
+    for fact in context["facts"][:10]:
+        lines.append(f"  - {fact['statement']} (weight {fact['weight']}, confidence {fact['confidence']:.2f})")
+    lines.append("User persona:")
+    for line in context["user_persona"]:
+        lines.append(f"  - {line}")
+    return "\n".join(lines)
+
+
+DEMO_QUESTIONS = ("Which client wants the payments service under 50 ms?", "When did I decide to use pgx?")
+
+
+def render_search(question: str, hits: list[dict]) -> str:
+    """SearchMemory's answer as the demo prints it: each result's kind, the retrievers that found it, text."""
+    lines = [f"SearchMemory {question!r} (max_tokens 200, * = an excerpt): {len(hits)} results"]
+    for hit in hits:
+        kind = hit["source_type"] + ("*" if hit.get("excerpt") else "")
+        lines.append(f"  - {kind:6} via {'+'.join(hit['retrievers']):24} {hit['content'][:150]}")
+    return "\n".join(lines)

@@ -1,0 +1,38 @@
+"""`athena eval …`: the evaluation commands (the `athena` CLI in athena_devtools mounts them)."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import typer
+
+eval_app = typer.Typer(help="Retrieval-quality evaluations (SPEC S9).", no_args_is_help=True)
+
+
+@eval_app.command("locomo")
+def eval_locomo(
+    dataset: Path = typer.Option(None, help="locomo10.json (default: ATHENA_EVAL_LOCOMO_DATASET, else ../shared/datasets/locomo/locomo10.json)."),
+    conversations: int = typer.Option(None, help="Only the first N conversations."),
+    sessions_per_conversation: int = typer.Option(None, help="Only the first M sessions of each conversation."),
+    out: Path = typer.Option(None, help="Directory for the JSON + markdown results (default: ATHENA_EVAL_OUT_DIR, else bench/results)."),
+    limit: int = typer.Option(10, min=1, max=100, help="Results per question (k)."),
+    wait_timeout: float = typer.Option(1500.0, help="Seconds to wait for the pipeline, from the first ingest."),
+    no_dense: bool = typer.Option(False, "--no-dense", help="Skip the dense-retrieval baseline."),
+    keep_data: bool = typer.Option(False, help="Keep the stack's temporary data dir."),
+    details: bool = typer.Option(False, help="Also write every question's metrics and returned ids to the JSON."),
+    answer_model: str = typer.Option(None, help="OpenAI-compatible URL for answer generation + LLM judge."),
+) -> None:
+    """Ingest LoCoMo through the real API and pipeline; score SearchMemory beside BM25 and dense baselines."""
+    from athena_eval import locomo
+
+    logging.basicConfig(level=logging.WARNING)
+    if answer_model:
+        typer.echo("--answer-model is not implemented yet (answer generation + LLM judge, issue 5 item 4); "
+                   "run without it for the retrieval metrics.", err=True)
+        raise typer.Exit(2)
+    locomo.run_eval(
+        dataset or locomo.DEFAULT_DATASET, conversations=conversations,
+        sessions_per_conversation=sessions_per_conversation, out_dir=out or locomo.DEFAULT_OUT, limit=limit,
+        wait_timeout_s=wait_timeout, dense=not no_dense, keep_data=keep_data, details=details,
+        echo=lambda m: typer.echo(m),
+    )
