@@ -8,11 +8,14 @@ are separate so the promoter can hold the user's write lock, and check the purge
 from __future__ import annotations
 
 import hashlib
+import random
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
 from athena_core.ltm.extraction import TripleExtractor, normalise_triples
-from athena_core.stores.graph.port import GraphStore
+from athena_core.stores.graph.port import GraphStore, GraphWriteConflict
 from athena_core.models.chains import Chain
 from athena_core.models.scope import UserScope
 from athena_core.stores.documents.port import ChainStore
@@ -41,11 +44,21 @@ class PromotionResult:
     corrected_relations: int
 
 
+# A write conflict (a concurrent write to the same edge won; nothing of ours was written) is retried this
+# many times in all, after a short jittered backoff; then it is raised, and the chain stays unpromoted.
+WRITE_ATTEMPTS = 4
+WRITE_BACKOFF_S = 0.05
+
+
 class Promoter:
-    def __init__(self, documents: ChainStore, graph: GraphStore, extractor: TripleExtractor) -> None:
+    def __init__(
+        self, documents: ChainStore, graph: GraphStore, extractor: TripleExtractor, *,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.documents = documents
         self.graph = graph
         self.extractor = extractor
+        self._sleep = sleep
 
     def needs_promotion(self, chain: Chain) -> bool:
         return chain.promoted_evidence != content_hash(chain)
@@ -66,7 +79,18 @@ class Promoter:
         return PreparedPromotion(chain, scope, evidence, facts, report.corrected)
 
     def commit(self, prepared: PreparedPromotion, now: datetime) -> PromotionResult:
-        """UPSERT the facts and record the promoted content."""
-        new = self.graph.upsert_facts(prepared.scope, prepared.facts, now) if prepared.facts else 0
+        """UPSERT the facts and record the promoted content. A `GraphWriteConflict` is retried (safe: the
+        write was rolled back, and observations count once by evidence id); raised after WRITE_ATTEMPTS."""
+        new = self._upsert(prepared, now) if prepared.facts else 0
         self.documents.mark_promoted(prepared.scope, prepared.chain.chain_id, prepared.evidence)
         return PromotionResult(prepared.chain.chain_id, len(prepared.facts), new, prepared.corrected)
+
+    def _upsert(self, prepared: PreparedPromotion, now: datetime) -> int:
+        for attempt in range(1, WRITE_ATTEMPTS + 1):
+            try:
+                return self.graph.upsert_facts(prepared.scope, prepared.facts, now)
+            except GraphWriteConflict:
+                if attempt == WRITE_ATTEMPTS:
+                    raise
+                self._sleep(WRITE_BACKOFF_S * 2 ** (attempt - 1) * (1 + random.random()))
+        raise AssertionError("unreachable")

@@ -58,7 +58,8 @@ class OpenAIEmbedder:
         self.dimension = dimension
         self.batch_size = batch_size
         self._client = openai.OpenAI(
-            api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=max_retries, http_client=http_client
+            api_key=api_key, base_url=base_url or None,  # an empty URL would mean no host: use the default
+            timeout=timeout_s, max_retries=max_retries, http_client=http_client,
         )
 
     def embed(self, texts: list[str]) -> np.ndarray:

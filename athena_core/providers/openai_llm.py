@@ -221,7 +221,8 @@ class OpenAILLM:
         self.backoff_base_s = backoff_base_s
         self.timeout_s = timeout_s
         self._client = openai.OpenAI(
-            api_key=api_key, base_url=base_url, timeout=timeout_s, max_retries=0, http_client=http_client
+            api_key=api_key, base_url=base_url or None,  # an empty URL would mean no host: use the default
+            timeout=timeout_s, max_retries=0, http_client=http_client,
         )
         self._rng = random.Random()
         self._sleep: Callable[[float], None] = time.sleep

@@ -9,7 +9,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="ATHENA_", env_file=None, extra="ignore")
+    # An empty variable means unset (compose's `${VAR:-}` passes ""): the field keeps its default (issue 18).
+    model_config = SettingsConfigDict(env_prefix="ATHENA_", env_file=None, extra="ignore", env_ignore_empty=True)
 
     # Deployment
     data_dir: Path = Path("./.athena")

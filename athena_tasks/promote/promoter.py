@@ -9,8 +9,11 @@ whose content changed. Each chain's graph write holds the user's write lock and 
 purged since the task began (the purge fence); the extraction (an LLM call) runs outside the lock. The
 lock is tried, never waited for: a chain whose user is busy is left, the task goes on with the others and
 then re-queues itself with a countdown (`ScopeBusy` → `AthenaTask`), so the busy chains are promoted
-seconds later rather than a pass later. Idempotent (late acks redeliver): a chain is promoted once per
-distinct content, so a redelivered or re-queued task repeats no graph write.
+seconds later rather than a pass later. A graph write conflict still left after the promoter's retries is
+treated the same way (counted, re-queued); any other failure of one chain's write is logged and counted,
+the chain stays unpromoted for a later pass, and the task goes on with the others. Idempotent (late acks
+redeliver): a chain is promoted once per distinct content, so a redelivered or re-queued task repeats no
+graph write.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from athena_core.models.scope import UserScope
 from athena_core.mtm.chain_heat import chain_heat
 from athena_core.observability import metrics
 from athena_core.providers.llm import LLMSchemaError
+from athena_core.stores.graph.port import GraphWriteConflict
 from athena_core.usecases.purge_fence import user_write_lock_name
 from athena_core.wiring.scope_lock import ScopeBusy, scope_lock
 from athena_tasks.app import app
@@ -60,7 +64,7 @@ def promote_user(tenant_id: str, user_id: str) -> dict:
     promoter = Promoter(runtime.documents, runtime.graph, runtime.extractor)
     started_at = time.time()  # the task's start: a user purged after it gets no write from this task
     now = utc_now()
-    scanned = promoted = schema_failures = busy = fenced_out = 0
+    scanned = promoted = schema_failures = busy = fenced_out = conflicts = write_failures = 0
     after = (tenant_id, user_id, "")
     while page := [c for c in runtime.documents.active_chains_page(after, settings.promote_batch)
                    if (c.tenant_id, c.user_id) == (tenant_id, user_id)]:  # the page ends at the next user
@@ -83,7 +87,16 @@ def promote_user(tenant_id: str, user_id: str) -> dict:
                     if fenced(runtime, user, started_at, "promote"):
                         fenced_out += 1
                         continue
-                    result = promoter.commit(prepared, now)
+                    try:
+                        result = promoter.commit(prepared, now)
+                    except GraphWriteConflict as exc:  # retried by the promoter already: re-queued below
+                        conflicts += 1
+                        log.warning("promotion of %s hit write conflicts: %s", chain.chain_id, exc)
+                        continue
+                    except Exception:  # noqa: BLE001 - one chain's failed write never aborts the user's run
+                        write_failures += 1
+                        log.exception("promotion of %s failed; a later pass retries it", chain.chain_id)
+                        continue
             except ScopeBusy:
                 busy += 1  # a run of this user is writing: re-queued below, once the other chains are done
                 continue
@@ -93,7 +106,7 @@ def promote_user(tenant_id: str, user_id: str) -> dict:
         runtime.documents.set_chain_heat(user, heat_updates)
         if len(page) < settings.promote_batch:
             break
-    if busy:
+    if busy or conflicts:
         raise ScopeBusy(user_write_lock_name(user))  # AthenaTask re-queues with a countdown
     return {"chains_scanned": scanned, "chains_promoted": promoted, "schema_failures": schema_failures,
-            "busy": busy, "fenced": fenced_out}
+            "busy": busy, "fenced": fenced_out, "conflicts": conflicts, "write_failures": write_failures}

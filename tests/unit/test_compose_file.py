@@ -136,7 +136,11 @@ def test_every_service_is_health_checked_and_dependencies_wait_for_health() -> N
         assert healthcheck["test"], name
     api = services["api"]
     assert {"redis", "mongodb", "milvus", "arangodb"} <= set(api["depends_on"])
-    assert all(spec["condition"] == "service_healthy" for dep, spec in api["depends_on"].items() if dep != "minio-init")
+    assert all(spec["condition"] == "service_healthy" for dep, spec in api["depends_on"].items() if not dep.endswith("-init"))
+    # Issue 18 item 8: Athena starts once its users exist.
+    for one_shot in ("mongodb-init", "arangodb-init", "minio-init"):
+        assert api["depends_on"][one_shot]["condition"] == "service_completed_successfully", one_shot
+    assert services["milvus"]["depends_on"]["minio-init"]["condition"] == "service_completed_successfully"
     assert "/health" in " ".join(api["healthcheck"]["test"])
 
 
@@ -254,9 +258,41 @@ def test_athena_variables_are_settings_fields() -> None:
         assert required in fields
 
 
+def _redis_server_line() -> list[str]:
+    """The `exec docker-entrypoint.sh redis-server ...` line of the redis service's start script, as words."""
+    import shlex
+
+    script = " ".join(command_of_script(load_compose()["services"]["redis"]))
+    lines = [line for line in script.splitlines() if "redis-server" in line]
+    assert len(lines) == 1, lines
+    return shlex.split(lines[0])
+
+
+def command_of_script(service: dict) -> list[str]:
+    command = service.get("command") or []
+    return [command] if isinstance(command, str) else [str(c) for c in command]
+
+
 def test_redis_keeps_an_append_only_file() -> None:
-    command = command_of(load_compose()["services"]["redis"])
-    assert command[command.index("--appendonly") + 1] == "yes"
+    words = _redis_server_line()
+    assert words[:3] == ["exec", "docker-entrypoint.sh", "redis-server"]  # the image's entrypoint: drops to redis
+    assert words[words.index("--appendonly") + 1] == "yes"
+    assert words[words.index("--appendfsync") + 1] == "everysec"
+
+
+def test_the_redis_password_is_not_on_a_command_line() -> None:
+    """Issue 18 item 9: redis-server reads `requirepass` from a file written from the environment."""
+    redis = load_compose()["services"]["redis"]
+    script = "\n".join(command_of_script(redis))
+    words = _redis_server_line()
+    assert not any("requirepass" in w.lower() or "PASSWORD" in w for w in words), words
+    config = words[3]
+    assert config.endswith(".conf") and f"> {config}" in script  # the config file the script writes...
+    assert "umask 077" in script and "printf 'requirepass %s\\n' \"$$REDIS_PASSWORD\"" in script  # ...600, from env
+    assert environment(redis)["REDIS_PASSWORD"].startswith("${REDIS_PASSWORD:?")
+    for name, service in load_compose()["services"].items():
+        pieces = [*command_of_script(service), *((service.get("healthcheck") or {}).get("test") or [])]
+        assert not any("requirepass" in piece and "%s" not in piece for piece in pieces), name
 
 
 def test_the_dockerfile_is_multi_stage_non_root_with_a_health_check() -> None:
@@ -269,7 +305,187 @@ def test_the_dockerfile_is_multi_stage_non_root_with_a_health_check() -> None:
     api_stage = text[text.index("AS api"):]
     assert "HEALTHCHECK" in api_stage and "/health" in api_stage
     torch_at = text.index('"torch==${TORCH_VERSION}"')
-    project_at = text.index('pip install ".[')
+    project_at = text.index('pip install "."')
     assert torch_at < project_at  # the CPU torch wheel first, then the project
     compose_targets = {s.get("build", {}).get("target") for s in load_compose()["services"].values()}
     assert {"api", "worker"} <= compose_targets
+
+
+# ---- issue 18 items 8 and 9 -----------------------------------------------------------------------------
+ATHENA_SERVICES = ("api", "worker-pipeline", "worker-beat-jobs", "beat", "flower")
+ROOT_VARIABLES = {
+    "MONGO_ROOT_USERNAME": {"mongodb", "mongodb-init"},
+    "MONGO_ROOT_PASSWORD": {"mongodb", "mongodb-init"},
+    "ARANGO_ROOT_PASSWORD": {"arangodb", "arangodb-init"},
+    "MINIO_ROOT_USER": {"minio", "minio-init"},
+    "MINIO_ROOT_PASSWORD": {"minio", "minio-init"},
+}
+INIT_DIR = COMPOSE_DIR / "init"
+
+
+def _referenced(value: Any) -> set[str]:
+    text = yaml.safe_dump(value)
+    return {m["name"] or m["bare"] for m in INTERPOLATION.finditer(text) if not m["escaped"]}
+
+
+def test_no_service_of_athena_uses_a_root_credential() -> None:
+    """Root accounts stay with the stores and their one-shot init services; Athena and Milvus get users."""
+    services = load_compose()["services"]
+    for variable, allowed in ROOT_VARIABLES.items():
+        users = {name for name, service in services.items() if variable in _referenced(service)}
+        assert users <= allowed, f"{variable} reaches {sorted(users - allowed)}"
+    example = env_example()
+    for name in ATHENA_SERVICES:
+        env = interpolate(environment(services[name]), example)
+        if "ATHENA_ARANGO_USERNAME" in env:
+            assert env["ATHENA_ARANGO_USERNAME"] != "root"
+            assert env["ATHENA_ARANGO_PASSWORD"] != example["ARANGO_ROOT_PASSWORD"]
+        if "ATHENA_MONGO_URL" in env:
+            user = re.match(r"mongodb://([^:]+):([^@]+)@", env["ATHENA_MONGO_URL"])
+            assert user and user[1] != example["MONGO_ROOT_USERNAME"] and user[2] != example["MONGO_ROOT_PASSWORD"]
+            assert f"authSource={env['ATHENA_MONGO_DATABASE']}" in env["ATHENA_MONGO_URL"]  # its own database
+        if "ATHENA_S3_ACCESS_KEY_ID" in env:
+            assert env["ATHENA_S3_ACCESS_KEY_ID"] != example["MINIO_ROOT_USER"]
+    milvus = interpolate(environment(services["milvus"]), example)
+    assert milvus["MINIO_ACCESS_KEY_ID"] not in (example["MINIO_ROOT_USER"], example["ATHENA_BLOB_ACCESS_KEY"])
+    assert example["MONGO_ATHENA_USERNAME"] != example["MONGO_ROOT_USERNAME"]
+    assert example["ARANGO_ATHENA_USERNAME"] != "root"
+
+
+def test_the_init_services_grant_least_privilege() -> None:
+    services = load_compose()["services"]
+    for name in ("mongodb-init", "arangodb-init", "minio-init"):
+        assert services[name]["restart"] == "no"
+    # MongoDB: readWrite on the Athena database, no other role; credentials from the environment only.
+    mongo_init = services["mongodb-init"]
+    script_path = INIT_DIR / "mongo-athena-user.js"
+    assert any(v.startswith(f"./init/{script_path.name}:") for v in mongo_init["volumes"])
+    assert script_path.name in " ".join(mongo_init["entrypoint"])
+    mongo_js = script_path.read_text()
+    assert set(re.findall(r'role:\s*"(\w+)"', mongo_js)) == {"readWrite"}
+    assert re.search(r'role:\s*"readWrite",\s*db:\s*env\.APP_DATABASE', mongo_js)
+    assert "createUser" in mongo_js and "updateUser" in mongo_js  # idempotent: every `up`
+    assert not any("PASSWORD" in piece for piece in mongo_init["entrypoint"])
+    assert environment(mongo_init)["APP_DATABASE"] == environment(services["api"])["ATHENA_MONGO_DATABASE"]
+    # ArangoDB: rw on athena_ltm only, none on _system.
+    arango_init = services["arangodb-init"]
+    arango_js = (INIT_DIR / "arango-athena-user.js").read_text()
+    assert any(v.startswith("./init/arango-athena-user.js:") for v in arango_init["volumes"])
+    assert "arango-athena-user.js" in " ".join(command_of_script(arango_init))
+    assert environment(arango_init)["APP_DATABASE"] == "athena_ltm"
+    grants = re.findall(r'users\.grant(Database|Collection)\(user, ("_system"|database)[^)]*"(rw|ro|none)"\)', arango_js)
+    assert set(grants) == {("Database", "database", "rw"), ("Collection", "database", "rw"),
+                           ("Database", '"_system"', "none")}
+    assert "users.update(" in arango_js and "users.save(" in arango_js
+    # MinIO: one user per bucket, each policy naming only its bucket; Milvus uses its own.
+    minio_script = "\n".join(command_of_script(services["minio-init"]))
+    assert re.search(r'"Resource":\["arn:aws:s3:::%s","arn:aws:s3:::%s/\*"\]\}\]\}\' "\$\$1" "\$\$1"', minio_script)
+    calls = re.findall(r"^bucket_user (.+)$", minio_script, re.MULTILINE)
+    assert calls == ['"$$BLOB_BUCKET" athena-blobs "$$BLOB_ACCESS_KEY" "$$BLOB_SECRET_KEY"',
+                     '"$$MILVUS_BUCKET" milvus-segments "$$MILVUS_ACCESS_KEY" "$$MILVUS_SECRET_KEY"']
+    minio_env = environment(services["minio-init"])
+    milvus_env = environment(services["milvus"])
+    assert minio_env["MILVUS_BUCKET"] == milvus_env["MINIO_BUCKET_NAME"]
+    assert _referenced(minio_env["MILVUS_ACCESS_KEY"]) == _referenced(milvus_env["MINIO_ACCESS_KEY_ID"])
+    assert _referenced(minio_env["MILVUS_SECRET_KEY"]) == _referenced(milvus_env["MINIO_SECRET_ACCESS_KEY"])
+
+
+def _release_date(image: str) -> str:
+    match = re.fullmatch(r"minio/minio:RELEASE\.(\d{4}-\d{2}-\d{2})T[\d-]+Z", image)
+    assert match, image
+    return match[1]
+
+
+def test_minio_is_a_release_after_the_2024_cve_fixes_with_a_health_check_its_image_can_run() -> None:
+    """CVE-2024-24747 (fixed RELEASE.2024-01-31) and CVE-2024-55949 (fixed RELEASE.2024-12-13); the image has
+    had no curl since late 2023, but ships `mc`."""
+    services = load_compose()["services"]
+    for name in ("minio", "minio-init"):
+        assert _release_date(services[name]["image"]) >= "2025-01-01", name
+    assert services["minio"]["image"] == services["minio-init"]["image"]
+    test = services["minio"]["healthcheck"]["test"]
+    assert test == ["CMD", "mc", "ready", "local"]
+    for name, service in services.items():
+        if service.get("image", "").startswith("minio/"):
+            assert "curl" not in " ".join(map(str, (service.get("healthcheck") or {}).get("test") or [])), name
+
+
+def _seconds(duration: str) -> float:
+    units = {"h": 3600, "m": 60, "s": 1, "ms": 0.001, "us": 1e-6}
+    parts = re.findall(r"(\d+(?:\.\d+)?)(h|ms|us|m|s)", duration)
+    assert parts and "".join(n + u for n, u in parts) == duration, duration
+    return sum(float(n) * units[u] for n, u in parts)
+
+
+def test_workers_get_a_grace_period_beyond_the_task_time_limit() -> None:
+    services = load_compose()["services"]
+    limit = Settings.model_fields["task_time_limit_s"].default
+    documented = (COMPOSE_DIR.parent / "docs" / "deploy.md").read_text()
+    for name in ("worker-pipeline", "worker-beat-jobs"):
+        grace = services[name]["stop_grace_period"]
+        assert _seconds(grace) >= max(240, limit + 60), f"{name}: {grace} vs the {limit} s task time limit"
+        minutes = _seconds(grace) / 60
+        assert f"{minutes:g} min" in documented, f"docs/deploy.md should state {name}'s {minutes:g} min"
+    assert "3 min for the pipeline" not in documented
+
+
+def test_an_rs256_only_setup_needs_no_jwt_secret() -> None:
+    api = environment(load_compose()["services"]["api"])
+    assert api["ATHENA_JWT_SECRET"] == "${ATHENA_JWT_SECRET:-}"
+    assert api["ATHENA_JWT_PUBLIC_KEY"] == "${ATHENA_JWT_PUBLIC_KEY:-}"
+    rs256_only = {k: v for k, v in env_example().items() if k != "ATHENA_JWT_SECRET"}
+    rs256_only["ATHENA_JWT_PUBLIC_KEY"] = "-----BEGIN PUBLIC KEY-----"
+    env = interpolate(api, rs256_only)  # would raise for a required ${ATHENA_JWT_SECRET:?...}
+    settings = Settings(**{k[len("ATHENA_"):].lower(): v for k, v in env.items()
+                           if k.startswith("ATHENA_") and v != ""})
+    assert settings.jwt_secret == "" and settings.jwt_public_key and settings.auth_enabled
+
+
+def test_the_env_example_embedding_model_fits_its_provider_and_the_local_advice() -> None:
+    from athena_core.providers import local_embedder
+    from athena_core.providers.openai_embedder import KNOWN_DIMENSIONS
+
+    example = env_example()
+    provider, model = example["ATHENA_EMBEDDING_PROVIDER"], example["ATHENA_EMBEDDING_MODEL"]
+    if provider == "openai":
+        assert model in KNOWN_DIMENSIONS
+    else:
+        assert model.lower() in local_embedder._ALIASES
+    text = ENV_EXAMPLE.read_text()
+    advice = re.search(r"local \(.*?ATHENA_EMBEDDING_MODEL=([\w.-]+)", text, re.DOTALL)
+    assert advice, ".env.example: switching to `local` must say which model to set"
+    assert advice[1].lower() in local_embedder._ALIASES and advice[1] not in KNOWN_DIMENSIONS
+
+
+def test_the_production_image_installs_no_milvus_lite() -> None:
+    import tomllib
+
+    text = DOCKERFILE.read_text()
+    assert "milvus-lite" not in re.sub(r"#[^\n]*", "", text).replace("'milvus-lite is installed'", "")
+    assert not re.search(r'pip install "\.\[[^]]*milvus', text)  # the `milvus` extra pulls milvus-lite
+    requirement = re.search(r'^ARG PYMILVUS_REQUIREMENT="([^"]+)"', text, re.MULTILINE)
+    assert requirement
+    extras = tomllib.loads((COMPOSE_DIR.parent / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert requirement[1] in extras["milvus"]  # the same pymilvus requirement as the project's extra
+    assert 'pip install "." "${PYMILVUS_REQUIREMENT}"' in text
+    assert "find_spec('milvus_lite')" in text  # the build fails should anything pull it in again
+
+
+def test_importing_the_applications_starts_no_redis_server(tmp_path: Path) -> None:
+    """The Dockerfile's import check: importing the API, the Celery app and celeryconfig (embedded default,
+    no ATHENA_REDIS_URL) creates nothing in the data directory and starts no redis-server."""
+    import os
+    import subprocess
+    import sys
+
+    data_dir = tmp_path / "data"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATHENA_")}
+    env["ATHENA_DATA_DIR"] = str(data_dir)
+    code = ("import athena_api.app, athena_tasks.app, celeryconfig, multiprocessing as m; "
+            "print(len(m.active_children()))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
+                         cwd=COMPOSE_DIR.parent, check=True)
+    assert out.stdout.strip() == "0"
+    assert not data_dir.exists(), sorted(p.name for p in data_dir.iterdir())
+    text = DOCKERFILE.read_text()
+    assert "ATHENA_REDIS_URL=redis://build.invalid:6379/0" in text and "test ! -e /tmp/athena-import-check" in text

@@ -448,3 +448,51 @@ def test_embedder_dimension_known_up_front(http_client: httpx2.Client) -> None:
     assert OpenAIEmbedder("text-embedding-3-large", **options).dimension == 3072
     with pytest.raises(ValueError, match="dimension"):
         OpenAIEmbedder("mystery-model", **options)
+
+
+# -- issue 18 item 7: an empty base URL means the OpenAI API, not "no host" ---------------------------------
+OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1/"
+
+
+def test_an_empty_base_url_from_the_environment_gives_the_clients_their_default_host(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """compose passes `ATHENA_OPENAI_BASE_URL: ${ATHENA_OPENAI_BASE_URL:-}`, i.e. "" when .env leaves it empty."""
+    from athena_core.providers.factory import build_embedder, build_llm
+    from athena_core.wiring.settings import Settings
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)  # the client's own fallback: keep it out of the test
+    monkeypatch.setenv("ATHENA_OPENAI_BASE_URL", "")
+    monkeypatch.setenv("ATHENA_OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("ATHENA_LLM_PROVIDER", "openai")
+    monkeypatch.setenv("ATHENA_EMBEDDING_PROVIDER", "openai")
+    monkeypatch.setenv("ATHENA_EMBEDDING_MODEL", "text-embedding-3-small")
+    settings = Settings()
+    assert settings.openai_base_url is None  # env_ignore_empty: "" is unset
+    llm = build_llm(settings)
+    embedder = build_embedder(settings)
+    assert str(llm._client.base_url) == OPENAI_DEFAULT_BASE_URL
+    assert str(embedder.inner._client.base_url) == OPENAI_DEFAULT_BASE_URL
+
+
+def test_the_clients_treat_an_empty_base_url_as_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Also when "" reaches the constructors directly (Settings(openai_base_url="") is not an env value)."""
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    llm = OpenAILLM("gpt-test", "sk-test", base_url="")
+    embedder = OpenAIEmbedder("text-embedding-3-small", api_key="sk-test", base_url="")
+    assert str(llm._client.base_url) == OPENAI_DEFAULT_BASE_URL
+    assert str(embedder._client.base_url) == OPENAI_DEFAULT_BASE_URL
+    custom = OpenAILLM("gpt-test", "sk-test", base_url="http://llm.internal:8000/v1")
+    assert str(custom._client.base_url) == "http://llm.internal:8000/v1/"
+
+
+def test_empty_environment_values_keep_the_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    from athena_core.wiring.settings import Settings
+
+    for name in ("ATHENA_LLM_MODEL", "ATHENA_ARANGO_USERNAME", "ATHENA_CHAIN_SIM_HIGH", "ATHENA_PRODUCTION",
+                 "ATHENA_API_PORT", "ATHENA_MILVUS_URI", "ATHENA_JWT_SECRET", "ATHENA_REDIS_URL"):
+        monkeypatch.setenv(name, "")
+    settings, defaults = Settings(), Settings.model_fields
+    for name in ("llm_model", "arango_username", "chain_sim_high", "production", "api_port", "milvus_uri",
+                 "jwt_secret", "redis_url"):
+        assert getattr(settings, name) == defaults[name].default, name

@@ -1,10 +1,23 @@
-"""ArangoDB adapter of the knowledge graph (SPEC S6, seed 000): `GraphStore` on the `athena_ltm` database.
+"""ArangoDB adapter of the knowledge graph (SPEC S6, seed 000): `GraphStore` on one database (`athena_ltm`
+by default; the contract tests use their own).
 
 Layout: one vertex collection per ontology label (Identities, Tools, Projects, Concepts), `Communities`
 for analytics documents, the edge collection `MemoryEdges`, and the named graph `athena_knowledge`.
-Node `_key` is the namespaced key `tenant:user:id` (':' is legal in Arango keys), edge `_key` is the same
-stable hash of (from, to, relation) the SQLite adapter uses, so edge ids agree across engines and a racing
-duplicate insert of one edge fails on the primary index instead of creating a twin.
+Node `_key` is the namespaced key `tenant:user:id` (':' is legal in Arango keys) under the one key rule of
+`port.node_key` (at most 250 bytes, shortened deterministically beyond), edge `_key` is the same stable hash
+of (from, to, relation) the SQLite adapter uses, so edge ids agree across engines, the edge UPSERT looks the
+edge up by `_key` (primary index), and a racing duplicate insert of one edge fails on the primary index
+(1210) instead of creating a twin. Such races and write-write conflicts (1200) roll the query back whole and
+are raised as `GraphWriteConflict`, which the promoter retries.
+
+AQL pitfalls this file avoids (the offline test checks them): a ternary before `IN` must be parenthesized
+(`?:` binds looser than `IN`, so `UPDATE a ? b : c IN coll` reads `c IN coll` as a membership test); an
+expansion is never chained (`x[* FILTER …][*].y` nests the second `[*]` inside each element): attributes of
+filtered elements are taken with `x[* FILTER … RETURN CURRENT.y]`. Sorting is binary in SQLite and ICU in
+ArangoDB, so whatever sorts by a user-made string (node keys, tenant ids) is sorted in Python; edge keys
+are lowercase hex, which both orders agree on. Reads project the attributes `_fact`/`_node` need (never
+the growing `evidence` array), and an edge whose node is missing is dropped, as SQLite's JOIN drops it.
+Multi-query writes (`delete_user`, `write_communities`) run in one stream transaction.
 
 Evidence idempotency: every edge carries `evidence`, the array of evidence ids it has counted. The check
 ("was this observation counted?") and the strengthening then happen inside the one UPSERT that touches
@@ -17,16 +30,17 @@ Every query text is a module constant in `AQL` and is only ever run through `_qu
 (scope, ids, names, timestamps, limits, even collection names via `@@collection`) go in as bind variables,
 never by string formatting. `aql_queries()` exposes the texts so a test can check that.
 
-Only `athena_ltm` is created or written; `_system` is used solely to create that database when missing.
+Only the configured database is created or written; `_system` is used solely to create it when missing.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from athena_core.stores.graph.port import node_key
+from athena_core.stores.graph.port import GraphWriteConflict, key_prefix, node_key
 from athena_core.models.ontology import NODE_LABELS, Fact, FactObservation, GraphNode
 from athena_core.stores.graph.sqlite_graph import check_node_id, edge_key, match_terms, name_tokens
 from athena_core.models.scope import UserScope
@@ -36,8 +50,14 @@ GRAPH = "athena_knowledge"
 EDGES = "MemoryEdges"
 COMMUNITIES = "Communities"
 
-# Observations of one edge in this call that the edge has not counted yet.
+# Observations of one edge in this call that the edge has not counted yet, and one attribute of them (an
+# expansion with RETURN, never a chained `[*]`).
 _FRESH = "t.obs[* FILTER CURRENT.evidence_id NOT IN OLD.evidence]"
+
+
+def _fresh(attribute: str) -> str:
+    return f"t.obs[* FILTER CURRENT.evidence_id NOT IN OLD.evidence RETURN CURRENT.{attribute}]"
+
 
 _NODE_UPSERT = """
   FOR n IN @{var}
@@ -49,9 +69,11 @@ _NODE_UPSERT = """
     RETURN 1
 """  # expanded once at import time with constant labels only (see _build_upsert), never with values
 
+# The UPDATE expression is parenthesized: unparenthesized, `… : {…} IN MemoryEdges` would parse as a
+# membership test inside the ternary's else branch and the statement would have no collection (1501).
 _EDGE_UPSERT = """
 FOR t IN @edges
-  UPSERT { _from: t._from, _to: t._to, relation: t.relation }
+  UPSERT { _key: t._key }
   INSERT {
     _key: t._key, _from: t._from, _to: t._to, relation: t.relation,
     tenant_id: @tenant_id, user_id: @user_id,
@@ -64,16 +86,16 @@ FOR t IN @edges
     first_seen: @now, last_seen: @now,
     evidence: t.obs[*].evidence_id
   }
-  UPDATE LENGTH(FRESH) == 0 ? {} : {
+  UPDATE (LENGTH(FRESH) == 0 ? {} : {
     weight: OLD.weight + LENGTH(FRESH),
-    confidence: (OLD.confidence * OLD.weight + SUM(FRESH[*].confidence)) / (OLD.weight + LENGTH(FRESH)),
+    confidence: (OLD.confidence * OLD.weight + SUM(FRESH_confidence)) / (OLD.weight + LENGTH(FRESH)),
     heat_score: LAST(FRESH).heat_score,
     context_nuance: LAST(FRESH).context_nuance,
-    valid_at: MAX([OLD.valid_at, MAX(FRESH[*].valid_at)]),
-    first_valid_at: MIN([OLD.first_valid_at, MIN(FRESH[*].valid_at)]),
+    valid_at: MAX([OLD.valid_at, MAX(FRESH_valid_at)]),
+    first_valid_at: MIN([OLD.first_valid_at, MIN(FRESH_valid_at)]),
     last_seen: @now,
-    evidence: APPEND(OLD.evidence, FRESH[*].evidence_id)
-  }
+    evidence: APPEND(OLD.evidence, FRESH_evidence_id)
+  })
   IN MemoryEdges
   RETURN OLD == null ? LENGTH(t.obs) : LENGTH(FRESH)
 """
@@ -86,15 +108,48 @@ def _build_upsert() -> str:
         f"LET written_{label.lower()} = (" + _NODE_UPSERT.format(var=f"nodes_{label.lower()}", label=label) + ")"
         for label in NODE_LABELS
     ]
-    return "\n".join(parts) + _EDGE_UPSERT.replace("FRESH", _FRESH)
+    edge = _EDGE_UPSERT
+    for attribute in ("confidence", "valid_at", "evidence_id"):
+        edge = edge.replace(f"FRESH_{attribute}", _fresh(attribute))
+    return "\n".join(parts) + edge.replace("FRESH", _FRESH)
+
+
+# The attributes `_node` and `_fact` read: reads return these projections, never whole documents (an edge's
+# `evidence` array grows with every observation).
+_NODE_FIELDS = "_key: {v}._key, id: {v}.id, label: {v}.label, name: {v}.name, community_id: {v}.community_id, " \
+    "bridge_score: {v}.bridge_score"
+_EDGE_FIELDS = (
+    "_key: {v}._key, _from: {v}._from, _to: {v}._to, relation: {v}.relation, weight: {v}.weight, "
+    "confidence: {v}.confidence, heat_score: {v}.heat_score, context_nuance: {v}.context_nuance, "
+    "valid_at: {v}.valid_at, first_valid_at: {v}.first_valid_at, first_seen: {v}.first_seen, "
+    "last_seen: {v}.last_seen"
+)
+
+
+def _node_projection(var: str) -> str:
+    return "{ " + _NODE_FIELDS.format(v=var) + " }"
+
+
+def _edge_projection(var: str) -> str:
+    return "{ " + _EDGE_FIELDS.format(v=var) + " }"
 
 
 _SCOPED_NODES = ",\n".join(
-    f"(FOR y IN {label} FILTER y.tenant_id == @tenant_id AND y.user_id == @user_id RETURN y)"
+    f"(FOR y IN {label} FILTER y.tenant_id == @tenant_id AND y.user_id == @user_id "
+    f"RETURN {_node_projection('y')})"
     for label in NODE_LABELS
 )
 
-_FACT_RETURN = "RETURN { edge: f, subject: DOCUMENT(f._from), object: DOCUMENT(f._to) }"
+# An edge whose node is missing is dropped before any SORT/LIMIT (as SQLite's JOIN drops it).
+_FACT_NODES = """
+  LET s = DOCUMENT(f._from)
+  LET o = DOCUMENT(f._to)
+  FILTER s != null AND o != null
+"""
+_FACT_RETURN = (
+    "RETURN { edge: " + _edge_projection("f") + ",\n    subject: " + _node_projection("s")
+    + ",\n    object: " + _node_projection("o") + " }"
+)
 
 AQL: dict[str, str] = {
     # Which label collection already holds each node key (a node keeps its first label, as in SQLite).
@@ -103,18 +158,19 @@ FOR d IN DOCUMENT(@candidates)
   RETURN { key: d._key, label: PARSE_IDENTIFIER(d._id).collection }
 """,
     "upsert_facts": _build_upsert(),
+    # DISTINCT over the small projection (not whole documents); edge keys are lowercase hex, so the
+    # tie-break by `_key` orders as SQLite's binary collation does.
     "neighbourhood": """
 WITH Identities, Tools, Projects, Concepts
 FOR f IN (
-  FOR s IN DOCUMENT(@starts)
-    FILTER s.tenant_id == @tenant_id AND s.user_id == @user_id
-    FOR v, e, p IN 1..@depth ANY s MemoryEdges
+  FOR start IN DOCUMENT(@starts)
+    FILTER start.tenant_id == @tenant_id AND start.user_id == @user_id
+    FOR v, e, p IN 1..@depth ANY start MemoryEdges
       PRUNE e != null AND (e.confidence < @min_confidence OR e.tenant_id != @tenant_id OR e.user_id != @user_id)
       FILTER p.edges[*].confidence ALL >= @min_confidence
       FILTER p.edges[*].tenant_id ALL == @tenant_id AND p.edges[*].user_id ALL == @user_id
-      RETURN DISTINCT e
-)
-  SORT f.weight DESC, f.heat_score DESC, f._key
+      RETURN DISTINCT """ + _edge_projection("e") + """
+)""" + _FACT_NODES + """  SORT f.weight DESC, f.heat_score DESC, f._key
   LIMIT @limit
   """ + _FACT_RETURN,
     "match_candidates": """
@@ -126,22 +182,22 @@ FOR x IN UNION(""" + _SCOPED_NODES + """)
 FOR f IN MemoryEdges
   FILTER f._from IN @from_ids AND f.tenant_id == @tenant_id AND f.user_id == @user_id
   FILTER @relation == null OR f.relation == @relation
-  SORT f.valid_at, f.first_seen, f._key
+""" + _FACT_NODES + """  SORT f.valid_at, f.first_seen, f._key
   """ + _FACT_RETURN,
+    # Sorted by key in Python (binary, as SQLite): ICU would order mixed-case keys differently.
     "nodes": """
 FOR x IN UNION(""" + _SCOPED_NODES + """)
-  SORT x._key
   RETURN x
 """,
     "edges": """
 FOR f IN MemoryEdges
   FILTER f.tenant_id == @tenant_id AND f.user_id == @user_id
-  SORT f.valid_at, f._key
+""" + _FACT_NODES + """  SORT f.valid_at, f._key
   """ + _FACT_RETURN,
+    # Sorted in Python (binary, as SQLite).
     "tenants": """
 FOR f IN MemoryEdges
   COLLECT tenant_id = f.tenant_id
-  SORT tenant_id
   RETURN tenant_id
 """,
     "tenant_edges": """
@@ -150,13 +206,21 @@ FOR f IN MemoryEdges
   SORT f._key
   RETURN [PARSE_IDENTIFIER(f._from).key, PARSE_IDENTIFIER(f._to).key, f.weight]
 """,
-    # Every node of the tenant is rewritten, so nodes outside `membership` lose stale values.
-    "set_communities": """
-FOR n IN @@collection
-  FILTER n.tenant_id == @tenant_id
-  LET c = @membership[n._key]
-  UPDATE n WITH { community_id: c, bridge_score: c == null ? null : (@bridge_scores[n._key] || 0) }
-  IN @@collection OPTIONS { keepNull: true }
+    # One query, the membership bound once: each label collection is modified once (by its own subquery),
+    # and only nodes whose values change are rewritten; nodes outside `membership` lose stale values.
+    "set_communities": "\n".join(
+        f"""LET set_{label.lower()} = (
+  FOR n IN {label}
+    FILTER n.tenant_id == @tenant_id
+    LET c = @membership[n._key]
+    LET b = (c == null ? null : (@bridge_scores[n._key] || 0))
+    FILTER n.community_id != c OR n.bridge_score != b
+    UPDATE n WITH {{ community_id: c, bridge_score: b }} IN {label} OPTIONS {{ keepNull: true }}
+    RETURN 1
+)"""
+        for label in NODE_LABELS
+    ) + """
+RETURN SUM([""" + ", ".join(f"LENGTH(set_{label.lower()})" for label in NODE_LABELS) + """])
 """,
     "clear_community_docs": """
 FOR c IN Communities
@@ -186,6 +250,14 @@ FOR x IN @@collection
   REMOVE x IN @@collection
   COLLECT WITH COUNT INTO removed
   RETURN removed
+""",
+    # The tenant's community documents name their top members by node key: the purged user's leave them.
+    "scrub_community_members": """
+FOR c IN Communities
+  FILTER c.tenant_id == @tenant_id
+  LET kept = c.top_members[* FILTER NOT STARTS_WITH(CURRENT, @prefix)]
+  FILTER LENGTH(kept) != LENGTH(c.top_members)
+  UPDATE c WITH { top_members: kept, doc: MERGE(c.doc, { top_members: kept }) } IN Communities
 """,
     "count": """
 LET node_counts = [""" + ",\n".join(
@@ -221,7 +293,7 @@ def _node(doc: dict) -> GraphNode:
 
 
 def _fact(row: dict) -> Fact:
-    edge = row["edge"]
+    edge = row["edge"]  # rows whose node is missing are dropped by the queries (and by `_facts`)
     return Fact(
         edge_id=edge["_key"], subject=_node(row["subject"]), relation=edge["relation"], object=_node(row["object"]),
         weight=edge["weight"], confidence=edge["confidence"], heat_score=edge["heat_score"],
@@ -229,6 +301,19 @@ def _fact(row: dict) -> Fact:
         first_valid_at=_dt(edge["first_valid_at"]), first_seen=_dt(edge["first_seen"]),
         last_seen=_dt(edge["last_seen"]),
     )
+
+
+def _facts(rows: Iterable[dict]) -> list[Fact]:
+    return [_fact(row) for row in rows if row.get("subject") is not None and row.get("object") is not None]
+
+
+# Write conflicts (1200) and a racing insert of the same key (1210): the query was rolled back whole.
+CONFLICT_CODES = frozenset({1200, 1210})
+
+
+def _conflict_code(exc: BaseException) -> int | None:
+    code = getattr(exc, "error_code", None)
+    return code if code in CONFLICT_CODES else None
 
 
 def _candidates(keys: Iterable[str]) -> list[str]:
@@ -318,8 +403,29 @@ class ArangoGraph:
                 if getattr(exc, "error_code", None) != 1925:  # graph already exists
                     raise
 
-    def _query(self, name: str, bind_vars: dict[str, Any]) -> list:
-        return list(self._db.aql.execute(AQL[name], bind_vars=bind_vars))
+    def _query(self, name: str, bind_vars: dict[str, Any], db: Any = None) -> list:
+        from arango.exceptions import ArangoServerError
+
+        try:
+            return list((self._db if db is None else db).aql.execute(AQL[name], bind_vars=bind_vars))
+        except ArangoServerError as exc:
+            if _conflict_code(exc) is not None:
+                raise GraphWriteConflict(f"{name}: {exc}") from exc
+            raise
+
+    @contextmanager
+    def _transaction(self, write: list[str], read: list[str] | None = None) -> Iterator[Any]:
+        """A stream transaction: every query run on the yielded handle commits together or not at all."""
+        txn = self._db.begin_transaction(read=read, write=write)
+        try:
+            yield txn
+        except BaseException:
+            try:
+                txn.abort_transaction()
+            except Exception:  # noqa: BLE001 - the original error matters; the server times the txn out
+                pass
+            raise
+        txn.commit_transaction()
 
     def ping(self) -> None:
         self._db.version()
@@ -373,27 +479,31 @@ class ArangoGraph:
         self, tenant_id: str, membership: dict[str, int], bridge_scores: dict[str, int],
         communities: list[dict],
     ) -> None:
+        """One stream transaction: node values and the Communities documents change together."""
         members = {key: int(value) for key, value in membership.items()}
         bridges = {key: int(value) for key, value in bridge_scores.items()}
-        for label in NODE_LABELS:
-            self._query("set_communities", {
-                "@collection": label, "tenant_id": tenant_id, "membership": members, "bridge_scores": bridges,
-            })
-        self._query("clear_community_docs", {"tenant_id": tenant_id})
         docs = [
             {"_key": f"{tenant_id}:{int(doc['community_id'])}", "tenant_id": tenant_id,
              "community_id": int(doc["community_id"]), "size": int(doc.get("size", 0)),
              "top_members": list(doc.get("top_members", [])), "doc": doc}
             for doc in communities
         ]
-        if docs:
-            self._query("insert_community_docs", {"docs": docs})
+        with self._transaction(write=[*NODE_LABELS, COMMUNITIES]) as txn:
+            self._query("set_communities", {
+                "tenant_id": tenant_id, "membership": members, "bridge_scores": bridges,
+            }, txn)
+            self._query("clear_community_docs", {"tenant_id": tenant_id}, txn)
+            if docs:
+                self._query("insert_community_docs", {"docs": docs}, txn)
 
     def delete_user(self, scope: UserScope) -> int:
+        """One stream transaction: edges, nodes and the user's keys in community documents go together."""
         args = {"tenant_id": scope.tenant_id, "user_id": scope.user_id}
-        removed = sum(self._query("delete_user_edges", args))
-        for label in NODE_LABELS:
-            removed += sum(self._query("delete_user_nodes", {**args, "@collection": label}))
+        with self._transaction(write=[EDGES, *NODE_LABELS, COMMUNITIES]) as txn:
+            removed = sum(self._query("delete_user_edges", args, txn))
+            for label in NODE_LABELS:
+                removed += sum(self._query("delete_user_nodes", {**args, "@collection": label}, txn))
+            self._query("scrub_community_members", {"tenant_id": scope.tenant_id, "prefix": key_prefix(scope)}, txn)
         return int(removed)
 
     # -- reads -------------------------------------------------------------------------------------
@@ -408,7 +518,7 @@ class ArangoGraph:
             "starts": starts, "tenant_id": scope.tenant_id, "user_id": scope.user_id, "depth": int(depth),
             "min_confidence": float(min_confidence), "limit": int(limit),
         })
-        return [_fact(row) for row in rows]
+        return _facts(rows)
 
     def match_nodes(self, scope: UserScope, terms: list[str]) -> list[str]:
         from athena_core.models.ontology import snake_id
@@ -427,18 +537,18 @@ class ArangoGraph:
             "from_ids": _candidates([node_key(scope, subject_id)]), "tenant_id": scope.tenant_id,
             "user_id": scope.user_id, "relation": relation,
         })
-        return [_fact(row) for row in rows]
+        return _facts(rows)
 
     def nodes(self, scope: UserScope) -> list[GraphNode]:
         rows = self._query("nodes", {"tenant_id": scope.tenant_id, "user_id": scope.user_id})
-        return [_node(doc) for doc in rows]
+        return [_node(doc) for doc in sorted(rows, key=lambda doc: doc["_key"])]  # binary order, as SQLite
 
     def edges(self, scope: UserScope) -> list[Fact]:
         rows = self._query("edges", {"tenant_id": scope.tenant_id, "user_id": scope.user_id})
-        return [_fact(row) for row in rows]
+        return _facts(rows)
 
     def tenants(self) -> list[str]:
-        return list(self._query("tenants", {}))
+        return sorted(self._query("tenants", {}))  # binary order, as SQLite
 
     def tenant_edges(self, tenant_id: str) -> list[tuple[str, str, float]]:
         return [(a, b, float(w)) for a, b, w in self._query("tenant_edges", {"tenant_id": tenant_id})]

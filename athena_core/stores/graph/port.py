@@ -2,9 +2,20 @@
 
 Node keys are namespaced `{tenant}:{user}:{id}` (ids cannot contain ':'), so no query or traversal can
 leave its user's subgraph even by accident (SPEC S1). Every method takes the scope it acts in.
+
+One key rule for every engine (`node_key`): a key is at most `MAX_KEY_BYTES` (250) bytes, under ArangoDB's
+254-byte document-key limit, so an id one engine accepts the other accepts too. Keys that fit are the
+plain `{tenant}:{user}:{id}`. Tenant and user ids are at most 128 characters each and node ids at most 200,
+so a full key can reach 458 bytes; then, deterministically: the scope prefix `{tenant}:{user}:` is kept
+when it is at most 160 bytes, else each of its two parts longer than 64 bytes becomes its first 31
+characters + `=` + 32 hex digits of its BLAKE2b hash; and the id part, when the key would still be too long,
+becomes as many leading characters as fit + `=` + 32 hex digits of the id's hash. Scope ids cannot contain
+`=` and a node id may not end in `=` + 32 hex digits (`check_node_id`), so a shortened part never equals a
+verbatim one. Every key of a user starts with the same `key_prefix(scope)`.
 """
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -12,8 +23,41 @@ from athena_core.models.ontology import Fact, FactObservation, GraphNode
 from athena_core.models.scope import UserScope
 
 
+MAX_KEY_BYTES = 250  # ArangoDB refuses document keys over 254 bytes (error 1221); SQLite would accept any
+_PREFIX_MAX_BYTES = 160
+_PART_MAX_BYTES = 64
+_HASH_HEX = 32  # BLAKE2b with a 16-byte digest
+
+
+def _shortened(part: str, limit: int) -> str:
+    """`part` itself when it fits in `limit` bytes, else a deterministic prefix + '=' + hash of that size."""
+    raw = part.encode("utf-8")
+    if len(raw) <= limit:
+        return part
+    digest = hashlib.blake2b(raw, digest_size=_HASH_HEX // 2).hexdigest()
+    room = limit - _HASH_HEX - 1
+    head = raw[:room].decode("utf-8", errors="ignore")  # ids are ASCII; never split a character anyway
+    return f"{head}={digest}"
+
+
+def key_prefix(scope: UserScope) -> str:
+    """`{tenant}:{user}:`, the start of every node key of the user (bounded: see the module docstring)."""
+    full = f"{scope.tenant_id}:{scope.user_id}:"
+    if len(full.encode("utf-8")) <= _PREFIX_MAX_BYTES:
+        return full
+    return f"{_shortened(scope.tenant_id, _PART_MAX_BYTES)}:{_shortened(scope.user_id, _PART_MAX_BYTES)}:"
+
+
 def node_key(scope: UserScope, node_id: str) -> str:
-    return f"{scope.tenant_id}:{scope.user_id}:{node_id}"
+    """The namespaced node key, at most `MAX_KEY_BYTES` bytes, the same in every engine."""
+    prefix = key_prefix(scope)
+    return prefix + _shortened(node_id, MAX_KEY_BYTES - len(prefix.encode("utf-8")))
+
+
+class GraphWriteConflict(Exception):
+    """A concurrent write to the same documents won (ArangoDB 1200 write-write conflict, 1210 a racing
+    insert of the same key; SQLite still locked after its busy timeout). The write was rolled back as a
+    whole and changed nothing: retrying it is safe (observations are counted once by evidence id)."""
 
 
 @runtime_checkable

@@ -22,7 +22,7 @@ import sqlite3
 from collections.abc import Iterable
 from datetime import datetime, timezone
 
-from athena_core.stores.graph.port import node_key
+from athena_core.stores.graph.port import GraphWriteConflict, key_prefix, node_key
 from athena_core.models.ontology import Fact, FactObservation, GraphNode, snake_id
 from athena_core.models.scope import UserScope
 from athena_core.stores.sqlite_file import SqliteAdapter
@@ -63,7 +63,9 @@ CREATE TABLE IF NOT EXISTS communities (
 
 # Characters ArangoDB allows in a document key, minus ':' (the namespace separator). Both adapters apply
 # the same rule so an id accepted by one engine is accepted by the other.
-_ID_RE = re.compile(r"^[A-Za-z0-9_\-.@()+,=;$!*'%]{1,200}$")
+_ID_RE = re.compile(r"[A-Za-z0-9_\-.@()+,=;$!*'%]{1,200}")
+# The shape `node_key` gives an id it had to shorten: a verbatim id may not take it (no collision).
+_SHORTENED_RE = re.compile(r".*=[0-9a-f]{32}")
 
 _NODE_UPSERT = """
 INSERT INTO nodes (key, tenant_id, user_id, id, label, name, created_at, last_seen)
@@ -136,8 +138,9 @@ def edge_key(from_key: str, to_key: str, relation: str) -> str:
 
 
 def check_node_id(node_id: str) -> str:
-    """Refuse ids that would break the namespace (':') or are not valid ArangoDB keys."""
-    if not _ID_RE.match(node_id):
+    """Refuse ids that would break the namespace (':') or are not valid ArangoDB keys, and ids shaped like
+    a shortened id (`node_key`)."""
+    if not isinstance(node_id, str) or not _ID_RE.fullmatch(node_id) or _SHORTENED_RE.fullmatch(node_id):
         raise ValueError(f"invalid graph node id {node_id!r}")
     return node_id
 
@@ -216,6 +219,15 @@ class SqliteGraph(SqliteAdapter):
             ):
                 key = node_key(scope, check_node_id(node_id))
                 nodes.setdefault(key, (key, tenant, user, node_id, label, name, at, at))
+        try:
+            return self._upsert(scope, facts, nodes, at)
+        except sqlite3.OperationalError as exc:  # still locked after the busy timeout: rolled back whole
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise GraphWriteConflict(str(exc)) from exc
+            raise
+
+    def _upsert(self, scope: UserScope, facts: list[FactObservation], nodes: dict[str, tuple], at: float) -> int:
+        tenant, user = scope.tenant_id, scope.user_id
         new = 0
         with self._write() as conn:
             conn.executemany(_NODE_UPSERT, list(nodes.values()))
@@ -276,7 +288,7 @@ class SqliteGraph(SqliteAdapter):
             removed += conn.execute("DELETE FROM nodes WHERE tenant_id = ? AND user_id = ?", args).rowcount
             # The tenant's community documents name their top members by node key (which holds the
             # entity's name): the purged user's keys leave them too.
-            mine = node_key(scope, "")
+            mine = key_prefix(scope)
             for community_id, doc in conn.execute(
                 "SELECT community_id, doc FROM communities WHERE tenant_id = ? AND instr(top_members, ?) > 0",
                 (scope.tenant_id, json.dumps(mine)[:-1]),

@@ -1,0 +1,53 @@
+"""A graph write that fails never aborts a user's promotion run (issue 18 item 4): a write conflict left
+after the promoter's retries is counted and the task re-queued (`ScopeBusy` → AthenaTask countdown); any other
+failed write is logged and counted, its chain stays unpromoted for a later pass, and the other chains of the
+run are promoted."""
+from __future__ import annotations
+
+import pytest
+
+from athena_core.ltm.promotion import Promoter
+from athena_core.stores.graph.port import GraphWriteConflict
+from athena_core.wiring.runtime import Runtime
+from athena_core.wiring.scope_lock import ScopeBusy
+from athena_tasks.promote.promoter import promote_user
+from tests.pipeline.test_promotion_fanout import _hot_chains, _promoted, _scope
+
+
+def test_one_chains_failed_write_does_not_abort_the_run(
+    worker_runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scope = _scope("writefail")
+    _hot_chains(worker_runtime, scope, n=3)
+    commit = Promoter.commit
+    calls: list[str] = []
+
+    def failing_commit(self, prepared, now):  # noqa: ANN001 - first write breaks, second conflicts, third works
+        calls.append(prepared.chain.chain_id)
+        if len(calls) == 1:
+            raise RuntimeError("graph connection lost")
+        if len(calls) == 2:
+            raise GraphWriteConflict("1200 write-write conflict, after the promoter's retries")
+        return commit(self, prepared, now)
+
+    monkeypatch.setattr(Promoter, "commit", failing_commit)
+    with pytest.raises(ScopeBusy):  # the conflict re-queues the task (a countdown, not a tight loop)
+        promote_user.run(scope.tenant_id, "u1")
+    assert len(calls) == 3 and _promoted(worker_runtime, scope) == 1  # the third chain was still promoted
+    monkeypatch.setattr(Promoter, "commit", commit)
+    result = promote_user.run(scope.tenant_id, "u1")  # the re-queued run promotes the two left
+    assert result["chains_promoted"] == 2 and result["conflicts"] == result["write_failures"] == 0
+    assert _promoted(worker_runtime, scope) == 3
+
+
+def test_failed_writes_are_counted_without_a_re_queue(worker_runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
+    scope = _scope("writefail2")
+    _hot_chains(worker_runtime, scope, n=2)
+
+    def broken(self, prepared, now):  # noqa: ANN001
+        raise RuntimeError("graph down")
+
+    monkeypatch.setattr(Promoter, "commit", broken)
+    result = promote_user.run(scope.tenant_id, "u1")
+    assert result["write_failures"] == 2 and result["chains_promoted"] == 0 and result["conflicts"] == 0
+    assert _promoted(worker_runtime, scope) == 0
