@@ -24,6 +24,7 @@ class ChainHeat(BaseModel):
     heat_factors: HeatFactors
     last_event_at: datetime
     last_accessed_at: datetime | None
+    consolidated_at: datetime  # formation or latest merge: with the last access, where ΔT starts (S5)
 
 
 class HeatReport(BaseModel):
@@ -50,7 +51,7 @@ def heat_metrics(session: SessionDep, runtime: RuntimeDep) -> HeatReport:
         factors = chain_heat(chain, now, settings.heat_tau_hours)
         rows.append(ChainHeat(chain_id=chain.chain_id, topic=chain.topic, heat_score=factors.heat,
                               heat_factors=factors, last_event_at=chain.last_event_at,
-                              last_accessed_at=chain.last_accessed_at))
+                              last_accessed_at=chain.last_accessed_at, consolidated_at=chain.consolidated_at))
     rows.sort(key=lambda r: -r.heat_score)
     breakdown = {
         "hot": sum(r.heat_score >= settings.promote_threshold for r in rows),

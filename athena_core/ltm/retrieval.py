@@ -30,6 +30,7 @@ class FactView(BaseModel):
     context_nuance: str
     valid_at: datetime
     first_valid_at: datetime
+    evidence_event_ids: list[str] = []  # the event-log ids of the turns the fact came from
 
 
 def query_terms(query: str) -> list[str]:
@@ -53,6 +54,7 @@ def view(fact: Fact) -> FactView:
         edge_id=fact.edge_id, statement=statement(fact), subject=fact.subject.id, relation=fact.relation,
         object=fact.object.id, weight=fact.weight, confidence=round(fact.confidence, 4),
         context_nuance=fact.context_nuance, valid_at=fact.valid_at, first_valid_at=fact.first_valid_at,
+        evidence_event_ids=list(fact.evidence_event_ids),
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class ChainStatus(StrEnum):
@@ -74,6 +74,19 @@ class Chain(BaseModel):
     metadata: dict[str, str] = {}
     created_at: datetime
     updated_at: datetime
+    # When memory last consolidated the chain: its formation or latest merge. The heat clock (S5) runs
+    # from the later of this and the last access. Documents written before the field existed default to
+    # `updated_at`, which only formation and merges ever set.
+    consolidated_at: datetime
+
+    @model_validator(mode="before")
+    @classmethod
+    def _consolidated_defaults_to_updated(cls, data: object) -> object:
+        if isinstance(data, dict) and data.get("consolidated_at") is None:
+            fallback = data.get("updated_at") or data.get("created_at")
+            if fallback is not None:
+                data = {**data, "consolidated_at": fallback}
+        return data
 
     @property
     def search_text(self) -> str:

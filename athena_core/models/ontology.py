@@ -43,6 +43,10 @@ class ExtractedTriple(BaseModel):
     object: ExtractedNode
     confidence: float = Field(ge=0.0, le=1.0)
     context_nuance: str
+    turn: int = Field(
+        default=-1,
+        description="index of the numbered turn the fact came from; -1 when only the summary states it",
+    )
 
 
 class TripleExtraction(BaseModel):
@@ -64,8 +68,9 @@ class FactObservation(BaseModel):
     confidence: float = Field(ge=0.0, le=1.0)
     context_nuance: str
     heat_score: float
-    valid_at: datetime  # time of the evidence (the chain's last event)
+    valid_at: datetime  # time of the evidence: its source turn, else the chain's last event
     evidence_id: str  # chain_id:content_hash — an observation counts once, however often it is written
+    evidence_event_ids: list[str] = []  # the event-log ids of the turns the fact came from (SPEC S6.1)
 
 
 class GraphNode(BaseModel):
@@ -92,3 +97,4 @@ class Fact(BaseModel):
     first_valid_at: datetime
     first_seen: datetime
     last_seen: datetime
+    evidence_event_ids: list[str] = []  # event-log ids of the turns behind the edge's observations

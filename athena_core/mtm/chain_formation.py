@@ -186,7 +186,7 @@ class ChainFormer:
         last_access = existing.last_accessed_at if existing else None
         heat = compute_heat(
             intrinsic_importance=formation.intrinsic_importance, density=density,
-            hours_since_access=elapsed_hours(last_access, last_event_at, now), strength=strength,
+            hours_since_access=elapsed_hours(last_access, now, now), strength=strength,  # consolidated now (S5)
             tau_hours=self.settings.heat_tau_hours,
         )
         session = self.documents.get_session(events[0].session_id)
@@ -201,4 +201,5 @@ class ChainFormer:
             event_count=len(events), event_ids=[e.event_id for e in events],
             status=ChainStatus.active, promoted_evidence=existing.promoted_evidence if existing else None,
             metadata=metadata, created_at=existing.created_at if existing else now, updated_at=now,
+            consolidated_at=now,
         )

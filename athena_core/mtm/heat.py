@@ -1,8 +1,10 @@
 """Heat: how much a chain matters right now (SPEC S5).
 
 Heat drives the chain lifecycle: promotion to the knowledge graph (heat >= 0.3, S6.1) and archiving
-(heat < 0.1 after 7 idle days, S7). It is importance decaying exponentially with time since the chain
-was last used, slowed down by a recall strength that grows with spaced re-access (S5.2).
+(heat < 0.1 after 7 idle days, S7). It is importance decaying exponentially with time since the later of
+the chain's last access and its consolidation (formation or latest merge: imported history is hot when
+memory first holds it), slowed down by a recall strength that grows with spaced re-access (S5.2).
+Archival measures the same curve over real idleness (last event or access, `chain_heat.idle_heat`).
 
 Everything here is a pure function of its arguments; every SPEC number is a keyword default so callers
 can pass the configured `ATHENA_*` settings instead.
@@ -20,6 +22,7 @@ __all__ = [
     "compute_heat",
     "density_score",
     "elapsed_hours",
+    "heat_clock_start",
     "heat_score",
     "recall_on_access",
 ]
@@ -93,9 +96,21 @@ def density_score(
     return min(cap, score)
 
 
-def elapsed_hours(last_accessed_at: datetime | None, last_event_at: datetime, now: datetime) -> float:
-    """ΔT for the heat formula: hours since the last access, else since the last event (S5); ≥ 0."""
-    reference = last_accessed_at if last_accessed_at is not None else last_event_at
+def heat_clock_start(last_accessed_at: datetime | None, consolidated_at: datetime) -> datetime:
+    """Where ΔT starts (S5): the later of the last access and the chain's consolidation (its formation or
+    latest merge). So a chain is hot when memory first holds it, however old its events are (imported
+    history), it cools from then on, and an access restarts the clock."""
+    if last_accessed_at is None:
+        return consolidated_at
+    return max(last_accessed_at, consolidated_at)
+
+
+def elapsed_hours(last_accessed_at: datetime | None, since: datetime, now: datetime) -> float:
+    """Hours from the later of `last_accessed_at` and `since` to `now`, ≥ 0.
+
+    For heat (S5) `since` is the chain's consolidation; for real idleness (archival, S7) it is the last
+    event."""
+    reference = since if last_accessed_at is None else max(last_accessed_at, since)
     return max(0.0, (now - reference).total_seconds() / 3600.0)
 
 

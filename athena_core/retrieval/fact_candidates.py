@@ -39,5 +39,6 @@ def fact_candidates(facts: FactRetriever, graph: GraphStore, scope: UserScope, q
             content=render_fact(fact, labels.get(fact.edge_id)), similarity_score=None,
             score=rank_bonus(rank, weight, rrf_k),
             source_type="fact", source_id=fact.edge_id, timestamp=fact.valid_at,
-            time_span=TimeSpan.model_construct(start=fact.first_valid_at, end=fact.valid_at), retrievers=["graph"])))
+            time_span=TimeSpan.model_construct(start=fact.first_valid_at, end=fact.valid_at), retrievers=["graph"],
+            evidence_event_ids=list(fact.evidence_event_ids))))
     return out

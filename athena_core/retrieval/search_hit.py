@@ -32,6 +32,7 @@ class SearchHit(BaseModel):
     role: str | None = None
     tokens: int = 0
     excerpt: bool = False  # content is the event's best-matching sentences, not all of it (`…` marks cuts)
+    evidence_event_ids: list[str] | None = None  # facts: the event-log ids of the turns they came from
 
 
 @dataclass

@@ -189,6 +189,25 @@ def test_same_evidence_twice_changes_nothing(harness: Harness) -> None:
     assert edge.valid_at == later and edge.first_valid_at == T0
 
 
+def test_edges_keep_the_event_ids_of_their_evidence(harness: Harness) -> None:
+    """SPEC S6.1: a fact keeps the ids of its evidence events; every read returns them; purge removes them."""
+    g, scope = harness.graph, harness.scope()
+    first = obs(USER_NODE_ID, "USES", "go", evidence="chain1:a").model_copy(update={"evidence_event_ids": ["ev-1"]})
+    assert g.upsert_facts(scope, [first, obs(USER_NODE_ID, "USES", "zig", evidence="chain1:a")], T0) == 2
+    assert g.upsert_facts(scope, [first], T0) == 0  # the same observation again adds nothing
+    second = obs(USER_NODE_ID, "USES", "go", evidence="chain2:b").model_copy(
+        update={"evidence_event_ids": ["ev-2", "ev-1"]})
+    assert g.upsert_facts(scope, [second], T0 + timedelta(hours=1)) == 1
+    assert sorted(_edge(g, scope, USER_NODE_ID, "USES", "go").evidence_event_ids) == ["ev-1", "ev-2"]
+    assert _edge(g, scope, USER_NODE_ID, "USES", "zig").evidence_event_ids == []  # the summary said it
+    (about,) = [f for f in g.facts_about(scope, USER_NODE_ID, "USES") if f.object.id == "go"]
+    (near,) = [f for f in g.neighbourhood(scope, [USER_NODE_ID]) if f.object.id == "go"]
+    assert sorted(about.evidence_event_ids) == sorted(near.evidence_event_ids) == ["ev-1", "ev-2"]
+    g.delete_user(scope)
+    assert g.upsert_facts(scope, [obs(USER_NODE_ID, "USES", "go", evidence="chain3:c")], T0) == 1
+    assert _edge(g, scope, USER_NODE_ID, "USES", "go").evidence_event_ids == []  # nothing left of the purge
+
+
 def test_nodes_created_once_last_seen_updated(harness: Harness) -> None:
     g, scope = harness.graph, harness.scope()
     g.upsert_facts(scope, [obs(USER_NODE_ID, "USES", "go", object_name="Go")], T0)

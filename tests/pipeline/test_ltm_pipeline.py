@@ -14,6 +14,7 @@ from athena_core.models.scope import AgentScope
 from athena_core.wiring.runtime import Runtime
 from athena_core.stm.stm_window import stm_key
 from athena_tasks.app import app
+from athena_tasks.promote.archiver import awaiting_promotion
 from tests.contract.test_document_store import _chain
 from tests.pipeline.test_mtm_pipeline import _flush_and_wait, _post, _session
 from tests.pipeline.waiting import promote_and_wait, wait_until
@@ -73,6 +74,25 @@ def test_a_go_service_conversation_is_promoted_and_retrieved(worker_api: TestCli
     assert heat["chains"] and 0 < heat["overall_heat"] <= 1 and sum(heat["breakdown"].values()) == len(heat["chains"])
 
 
+def test_a_chain_formed_from_imported_2023_history_is_promoted_on_the_next_pass(
+        worker_api: TestClient, worker_runtime: Runtime) -> None:
+    """Issue 14 / SPEC S5: the heat clock runs from consolidation, so history imported with its 2023
+    timestamps is hot when memory first holds it and is promoted by the next pass (on the old clock,
+    ΔT from the last event in 2023, its heat was ~0 and it never was)."""
+    session_id, scope = _session(worker_api)
+    history = datetime(2023, 3, 14, 9, 30, tzinfo=timezone.utc)
+    _post(worker_api, session_id, GO_SERVICE, history)
+    _flush_and_wait(worker_api, worker_runtime, session_id, scope)
+    chains = worker_runtime.documents.recent_chains(scope.user_scope)
+    assert chains and all(c.last_event_at.year == 2023 and c.started_at >= history for c in chains)  # stamps honoured
+    assert all(c.consolidated_at.year > 2023 for c in chains)
+    assert promote_and_wait(worker_runtime, scope.user_scope, timeout_s=60) >= 1
+    promoted = [c for c in worker_runtime.documents.recent_chains(scope.user_scope) if c.promoted_evidence]
+    assert promoted and all(c.heat_factors.hours_since_access < 1 for c in promoted)
+    facts = worker_runtime.graph.edges(scope.user_scope)
+    assert any(f.subject.id == "user" and f.relation == "USES" and f.object.id == "go" for f in facts)
+
+
 def test_cold_chains_are_archived_with_their_vectors_and_blobs(worker_api: TestClient, worker_runtime: Runtime) -> None:
     session_id, scope = _session(worker_api)
     old = datetime(2024, 1, 10, tzinfo=timezone.utc)
@@ -85,6 +105,13 @@ def test_cold_chains_are_archived_with_their_vectors_and_blobs(worker_api: TestC
     assert chains and worker_runtime.vectors.count(scope.user_scope) == len(chains)
     assert worker_runtime.event_vectors.count(scope.user_scope) > 0 and worker_runtime.lexical.count(scope.user_scope) > 0
     [blob_event] = worker_runtime.documents.get_events(scope.user_scope, [event_id])
+    # Freshly consolidated history is hot (S5) and waits for its promotion before archival may take it.
+    app.send_task("athena.beat.archive").get(timeout=120)  # the pass is global: look at this user's chains
+    assert all(c.status == ChainStatus.active
+               for c in worker_runtime.documents.get_chains(scope.user_scope, [c.chain_id for c in chains]))
+    promote_and_wait(worker_runtime, scope.user_scope, timeout_s=120)
+    wait_until(lambda: not any(awaiting_promotion(c, utc_now(), worker_runtime.settings)
+                               for c in worker_runtime.documents.recent_chains(scope.user_scope)), 120)
     assert app.send_task("athena.beat.archive").get(timeout=120)["chains_archived"] >= len(chains)
     archived = worker_runtime.documents.get_chains(scope.user_scope, [c.chain_id for c in chains])
     assert all(c.status == ChainStatus.archived and c.archived_at for c in archived)

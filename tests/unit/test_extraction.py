@@ -12,6 +12,7 @@ from prometheus_client import REGISTRY
 from athena_core.ltm.extraction import (
     CONFIDENCE,
     HEDGED_CAP,
+    ExtractionTurn,
     OfflineTripleExtractor,
     OpenAITripleExtractor,
     TripleExtractor,
@@ -237,7 +238,7 @@ def test_openai_extractor_sends_the_strict_triple_schema(server: FakeOpenAI, htt
     schema = fmt["json_schema"]["schema"]
     assert schema["required"] == ["triples"] and schema["additionalProperties"] is False
     item = schema["properties"]["triples"]["items"]
-    assert set(item["required"]) == {"subject", "relation", "object", "confidence", "context_nuance"}
+    assert set(item["required"]) == {"subject", "relation", "object", "confidence", "context_nuance", "turn"}
     assert item["additionalProperties"] is False
     assert item["properties"]["subject"]["properties"]["label"]["enum"] == [
         "Identities", "Tools", "Projects", "Concepts"]
@@ -273,3 +274,96 @@ def test_openai_extractor_schema_violation_raises_and_is_counted(
     assert metric("athena_llm_schema_failures_total", purpose="extract") == failures + 1
     assert metric("athena_llm_calls_total", provider="openai", purpose="extract",
                   outcome="schema_error") == errors + 1
+
+
+# -- extraction from the evidence: per-turn speakers, valid_at and evidence ids (SPEC S6.1, issue 14) --------
+
+def turn(event_id: str, role: str, text: str, day: int) -> ExtractionTurn:
+    return ExtractionTurn(event_id=event_id, speaker="sangalo" if role == "user" else "helper-bot", role=role,
+                          timestamp=datetime(2026, 4, day, 12, 0, tzinfo=timezone.utc), text=text)
+
+
+TURNS = [  # newest first, as the promoter reads them
+    turn("ev-5", "agent", "I recommend Redpanda for that. I use Python for this. You could try Redpanda.", 5),
+    turn("ev-4", "user", "My colleague Priya uses Java.", 4),
+    turn("ev-3", "user", "I use Go for the payments service.", 3),
+    turn("ev-2", "agent", "Sounds good. I am patient and I'd love to learn Rust.", 2),
+]
+
+
+def offline_facts(turns: list[ExtractionTurn], summary: str = "") -> list:
+    extraction = OfflineTripleExtractor().extract(summary, entities=["Priya"], turns=turns)
+    facts, _ = normalise_triples(extraction, user_name="sangalo", valid_at=WHEN, heat_score=0.5,
+                                 evidence_id="c:1", turns=turns)
+    return facts
+
+
+def test_a_user_turn_first_person_is_the_user_with_that_turns_time_and_event_id() -> None:
+    facts = offline_facts(TURNS)
+    (go,) = [f for f in facts if (f.subject_id, f.relation, f.object_id) == (USER_NODE_ID, "USES", "go")]
+    assert go.valid_at == TURNS[2].timestamp and go.evidence_event_ids == ["ev-3"]
+
+
+def test_an_agent_first_person_never_becomes_a_user_fact() -> None:
+    facts = offline_facts(TURNS)
+    user_objects = {f.object_id for f in facts if USER_NODE_ID in (f.subject_id, f.object_id)}
+    assert not user_objects & {"redpanda", "python", "patient", "rust"}
+    assert all("ev-5" not in f.evidence_event_ids and "ev-2" not in f.evidence_event_ids
+               for f in facts if USER_NODE_ID in (f.subject_id, f.object_id))
+
+
+def test_an_extractive_summary_quoting_the_agent_gives_the_user_nothing() -> None:
+    facts = offline_facts(TURNS, summary="I recommend Redpanda for that. I use Python for this.")
+    assert not [f for f in facts if f.subject_id == USER_NODE_ID and f.object_id in ("redpanda", "python")]
+
+
+def test_a_third_party_statement_attaches_to_the_third_party() -> None:
+    facts = offline_facts(TURNS)
+    java = [f for f in facts if f.object_id == "java"]
+    assert java and all(f.subject_id == "priya" for f in java)
+    assert java[0].evidence_event_ids == ["ev-4"] and java[0].valid_at == TURNS[1].timestamp
+
+
+def test_every_evidence_id_is_one_of_the_turns_and_summary_only_facts_keep_the_chain_time() -> None:
+    facts = offline_facts(TURNS, summary="I'm struggling with pgxpool settings.")
+    ids = {t.event_id for t in TURNS}
+    assert all(set(f.evidence_event_ids) <= ids for f in facts)
+    (pgx,) = [f for f in facts if f.relation == "STRUGGLES_WITH"]
+    assert pgx.evidence_event_ids == [] and pgx.valid_at == WHEN  # only the summary says it
+
+
+def test_normalisation_drops_a_user_fact_cited_to_an_agent_turn_and_unions_evidence() -> None:
+    extraction = TripleExtraction(triples=[
+        triple(node("user", "Identities"), "USES", node("redpanda", "Tools"), 0.9).model_copy(update={"turn": 0}),
+        triple(node("user", "Identities"), "USES", node("go", "Tools"), 0.9).model_copy(update={"turn": 2}),
+        triple(node("I", "Identities"), "USES", node("go", "Tools"), 0.7).model_copy(update={"turn": 1}),
+        triple(node("user", "Identities"), "USES", node("zig", "Tools"), 0.3).model_copy(update={"turn": 9}),
+    ])
+    facts, report = normalise_triples(extraction, user_name="sangalo", valid_at=WHEN, heat_score=0.5,
+                                      evidence_id="c:1", turns=TURNS)
+    by_object = {f.object_id: f for f in facts}
+    assert "redpanda" not in by_object and report.dropped == 1
+    assert by_object["go"].evidence_event_ids == ["ev-3", "ev-4"] and by_object["go"].valid_at == TURNS[2].timestamp
+    assert by_object["zig"].evidence_event_ids == [] and by_object["zig"].valid_at == WHEN  # no such turn
+    assert by_object["zig"].confidence == 0.3  # unsure is written low, not dropped
+
+
+def test_openai_extractor_sends_the_numbered_turns_and_reads_the_turn_index(
+    server: FakeOpenAI, http_client: httpx2.Client,
+) -> None:
+    reply = {"triples": [{
+        "subject": {"id": "user", "label": "Identities", "name": "I"}, "relation": "USES",
+        "object": {"id": "go", "label": "Tools", "name": "Go"}, "confidence": 0.9,
+        "context_nuance": "payments service", "turn": 2,
+    }]}
+    server.script(CHAT, chat_reply(json.dumps(reply)))
+    extraction = make_extractor(server, http_client).extract(SUMMARY, entities=["Go"], turns=TURNS)
+    (body,) = server.bodies(CHAT)
+    system, user = body["messages"]
+    assert "never the user" in system["content"].lower() and "turn" in system["content"]
+    assert "[2] 2026-04-03T12:00:00+00:00 user (sangalo): I use Go for the payments service." in user["content"]
+    assert "[0] 2026-04-05T12:00:00+00:00 agent (helper-bot):" in user["content"]
+    assert extraction.triples[0].turn == 2
+    facts, _ = normalise_triples(extraction, user_name="sangalo", valid_at=WHEN, heat_score=0.5,
+                                 evidence_id="c:1", turns=TURNS)
+    assert facts[0].evidence_event_ids == ["ev-3"] and facts[0].valid_at == TURNS[2].timestamp

@@ -128,3 +128,88 @@ def test_compute_heat_returns_all_factors() -> None:
     clamped = compute_heat(intrinsic_importance=0.5, density=0.0, hours_since_access=-3, strength=0.5)
     assert clamped.strength == 1.0 and clamped.hours_since_access == 0.0
     assert clamped.heat == pytest.approx(0.35)
+
+
+# The heat clock (S5 as revised): ΔT runs from the later of the last access and the chain's consolidation
+# (formation or latest merge); archival (S7) keeps real idleness (last event or access).
+
+def _stored_chain(*, last_event_at: datetime, consolidated_at: datetime | None, updated_at: datetime,
+                  last_accessed_at: datetime | None = None, strength: float = 1.0):
+    from athena_core.models.chains import Chain, QualityScores
+
+    quality = QualityScores(coherence=0.5, completeness=0.5, relevance=0.5, engagement=0.5, cognitive_depth=0.5,
+                            overall=0.5, passed=True, mode="balanced")
+    factors = compute_heat(intrinsic_importance=0.8, density=0.8, hours_since_access=0.0)
+    values = dict(
+        chain_id="chn_clock", tenant_id="t", user_id="u", agent_ids=["a"], topic="t", subtopics=[], summary="s",
+        entities=[], quality=quality, intrinsic_importance=0.8, density=0.8, heat_score=factors.heat,
+        heat_factors=factors, recall_strength=strength, started_at=last_event_at - timedelta(hours=1),
+        last_event_at=last_event_at, last_accessed_at=last_accessed_at, event_count=2, event_ids=["e1", "e2"],
+        created_at=updated_at, updated_at=updated_at, consolidated_at=consolidated_at,
+    )
+    return Chain(**values)
+
+
+def test_heat_clock_starts_at_the_later_of_access_and_consolidation() -> None:
+    from athena_core.mtm.heat import heat_clock_start
+
+    formed = NOW - timedelta(hours=5)
+    assert heat_clock_start(None, formed) == formed
+    assert heat_clock_start(NOW - timedelta(hours=2), formed) == NOW - timedelta(hours=2)
+    assert heat_clock_start(NOW - timedelta(hours=9), formed) == formed  # an access before a merge
+
+
+def test_a_chain_of_imported_2023_history_formed_now_is_hot_now() -> None:
+    from athena_core.mtm.chain_heat import chain_heat, idle_heat
+
+    history = datetime(2023, 3, 14, 9, 30, tzinfo=timezone.utc)
+    chain = _stored_chain(last_event_at=history, consolidated_at=NOW, updated_at=NOW)
+    factors = chain_heat(chain, NOW)
+    assert factors.heat == pytest.approx(factors.i_base) == pytest.approx(0.8)
+    assert factors.hours_since_access == 0.0
+    # It cools from its formation like any chain, on the SPEC reference curve (I_base 0.8, S 1).
+    assert round(chain_heat(chain, NOW + timedelta(hours=12)).heat, 2) == 0.49
+    assert round(chain_heat(chain, NOW + timedelta(hours=24)).heat, 2) == 0.29
+    assert round(chain_heat(chain, NOW + timedelta(hours=48)).heat, 2) == 0.11
+    # Archival sees the real idleness: the events are years old, so for it the chain is cold.
+    assert idle_heat(chain, NOW).heat < 0.01
+
+
+def test_a_live_chain_cools_from_its_formation() -> None:
+    from athena_core.mtm.chain_heat import chain_heat
+
+    formed = NOW - timedelta(hours=24)
+    chain = _stored_chain(last_event_at=formed - timedelta(minutes=10), consolidated_at=formed, updated_at=formed)
+    assert round(chain_heat(chain, NOW).heat, 2) == 0.29
+
+
+def test_an_access_restarts_the_clock_and_strength_slows_it() -> None:
+    from athena_core.mtm.chain_heat import chain_heat
+
+    formed = NOW - timedelta(hours=72)
+    chain = _stored_chain(last_event_at=formed, consolidated_at=formed, updated_at=formed,
+                          last_accessed_at=NOW - timedelta(hours=12), strength=2.25)
+    factors = chain_heat(chain, NOW)
+    assert factors.hours_since_access == pytest.approx(12)
+    assert round(factors.heat, 2) == 0.64
+
+
+def test_a_merge_restarts_the_clock() -> None:
+    from athena_core.mtm.chain_heat import chain_heat
+
+    formed, merged = NOW - timedelta(days=10), NOW - timedelta(hours=12)
+    chain = _stored_chain(last_event_at=datetime(2023, 6, 1, tzinfo=timezone.utc), consolidated_at=merged,
+                          updated_at=merged, last_accessed_at=formed)
+    assert round(chain_heat(chain, NOW).heat, 2) == 0.49
+
+
+def test_an_old_document_without_consolidated_at_uses_updated_at() -> None:
+    updated = NOW - timedelta(hours=3)
+    chain = _stored_chain(last_event_at=datetime(2023, 1, 1, tzinfo=timezone.utc), consolidated_at=None,
+                          updated_at=updated)
+    assert chain.consolidated_at == updated
+    from athena_core.models.chains import Chain
+
+    legacy = chain.model_dump(mode="json")
+    del legacy["consolidated_at"]
+    assert Chain.model_validate(legacy).consolidated_at == updated

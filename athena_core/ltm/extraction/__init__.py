@@ -6,10 +6,13 @@ Three parts:
   ids, the seven-relation vocabulary (anything else becomes RELATES_TO with the original kept in the
   nuance, counted), first-person mentions collapsed onto the user node (but never "assistant", "you" or a
   third party), self-loops dropped, duplicates merged, confidences clamped.
-* `OfflineTripleExtractor`: deterministic pattern-and-gazetteer extraction over the chain summary, with
-  honest confidences (see `CONFIDENCE`).
-* `OpenAITripleExtractor`: one strict structured-output call per summary through the LLM port
-  (`LLMProvider.structured`; the `openai` provider implements it).
+* `OfflineTripleExtractor`: deterministic pattern-and-gazetteer extraction over the chain's verbatim turns
+  (each fact cites its turn; an agent's first person is never the user) and then its summary, with honest
+  confidences (see `CONFIDENCE`).
+* `OpenAITripleExtractor`: one strict structured-output call per chain (summary + numbered turns, speakers
+  marked; each triple returns its `turn`) through the LLM port (`LLMProvider.structured`).
+
+The input is an `ExtractionTurn` list (port): event id, speaker, role, timestamp, text, newest first.
 
 One module each: `normalisation`, `port` (`TripleExtractor`), `offline_vocabulary` (bands, words,
 triggers), `summary_sentence` (subjects and objects in one sentence), `offline_extractor`,
@@ -28,11 +31,11 @@ from athena_core.ltm.extraction.normalisation import (
 from athena_core.ltm.extraction.offline_extractor import OfflineTripleExtractor
 from athena_core.ltm.extraction.offline_vocabulary import CONFIDENCE, HEDGED_CAP, THIRD_PARTY_PENALTY
 from athena_core.ltm.extraction.openai_extractor import OpenAITripleExtractor
-from athena_core.ltm.extraction.port import TripleExtractor
+from athena_core.ltm.extraction.port import ExtractionTurn, TripleExtractor
 from athena_core.providers.llm import LLMSchemaError  # extractors raise it
 
 __all__ = [
-    "CONFIDENCE", "FALLBACK_RELATION", "HEDGED_CAP", "THIRD_PARTY_PENALTY", "USER_LABEL", "ExtractionReport",
+    "CONFIDENCE", "ExtractionTurn", "FALLBACK_RELATION", "HEDGED_CAP", "THIRD_PARTY_PENALTY", "USER_LABEL", "ExtractionReport",
     "LLMSchemaError", "OfflineTripleExtractor", "OpenAITripleExtractor", "TripleExtractor", "is_first_person",
     "normalise_relation", "normalise_triples",
 ]

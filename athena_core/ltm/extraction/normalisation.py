@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+
+from athena_core.ltm.extraction.port import ExtractionTurn
 
 from athena_core.models.ontology import (
     ExtractedNode,
@@ -72,8 +75,14 @@ def normalise_triples(
     valid_at: datetime,
     heat_score: float,
     evidence_id: str,
+    turns: Sequence[ExtractionTurn] = (),
 ) -> tuple[list[FactObservation], ExtractionReport]:
-    """Graph-ready facts from one extraction, in first-seen order, and a report of what changed."""
+    """Graph-ready facts from one extraction, in first-seen order, and a report of what changed.
+
+    A triple citing a turn (`triple.turn`, an index into `turns`) takes that turn's timestamp as its
+    `valid_at` and its event id as evidence; one citing none (or an index out of range) takes `valid_at`
+    (the chain's last event) and no event id. A triple on the user node citing an agent's turn is dropped:
+    an agent's first person is the agent, never the user (SPEC S6.1)."""
     report = ExtractionReport()
     merged: dict[tuple[str, str, str], FactObservation] = {}
     for triple in extraction.triples:
@@ -81,6 +90,10 @@ def normalise_triples(
         o_id, o_label, o_name, o_user = _endpoint(triple.object, user_name)
         report.first_person_resolved += int(s_user) + int(o_user)
         if not s_id or not o_id or s_id == o_id:
+            report.dropped += 1
+            continue
+        source = turns[triple.turn] if 0 <= triple.turn < len(turns) else None
+        if source is not None and source.role != "user" and (s_user or o_user):
             report.dropped += 1
             continue
         relation = normalise_relation(triple.relation)
@@ -95,7 +108,8 @@ def normalise_triples(
             subject_id=s_id, subject_label=s_label, subject_name=s_name, relation=relation,
             object_id=o_id, object_label=o_label, object_name=o_name,
             confidence=_clamp(triple.confidence), context_nuance=nuance,
-            heat_score=heat_score, valid_at=valid_at, evidence_id=evidence_id,
+            heat_score=heat_score, valid_at=source.timestamp if source is not None else valid_at,
+            evidence_id=evidence_id, evidence_event_ids=[source.event_id] if source is not None else [],
         )
         key = (s_id, relation, o_id)
         previous = merged.get(key)
@@ -103,8 +117,11 @@ def normalise_triples(
             merged[key] = fact
             continue
         report.merged += 1
+        events = list(dict.fromkeys([*previous.evidence_event_ids, *fact.evidence_event_ids]))
         if fact.confidence > previous.confidence:  # the surer reading wins, nuance included
-            merged[key] = fact
+            merged[key] = fact.model_copy(update={"evidence_event_ids": events})
+        else:
+            merged[key] = previous.model_copy(update={"evidence_event_ids": events})
     facts = list(merged.values())
     report.kept = len(facts)
     return facts, report

@@ -3,7 +3,7 @@ honest confidences (see `offline_vocabulary.CONFIDENCE`)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from athena_core.ltm.extraction.offline_vocabulary import (
     CLIENT_EXPLICIT,
@@ -24,6 +24,7 @@ from athena_core.ltm.extraction.offline_vocabulary import (
     WORK,
     WORK_ON,
 )
+from athena_core.ltm.extraction.port import ExtractionTurn
 from athena_core.ltm.extraction.summary_sentence import Node, SummarySentence, USER
 from athena_core.models.ontology import ExtractedNode, ExtractedTriple, TripleExtraction, snake_id
 from athena_core.text.sentences import split_sentences
@@ -55,15 +56,44 @@ class OfflineTripleExtractor:
 
     name = "offline"
 
-    def extract(self, summary: str, *, entities: list[str], tenant_id: str = "") -> TripleExtraction:
+    def extract(
+        self, summary: str, *, entities: list[str], tenant_id: str = "", turns: Sequence[ExtractionTurn] = (),
+    ) -> TripleExtraction:
+        """Per turn first (each triple cites its turn), then the summary for what no turn yielded.
+
+        In a user's turn, first person is the user. In an agent's turn it is the agent, never the user: a
+        triple touching the user node is dropped there ("I recommend Redpanda", "I use Python for this"),
+        while third parties the agent names stay third parties. A summary sentence that an agent's turn
+        holds verbatim is skipped (an extractive summary would otherwise give the agent's "I" to the user).
+        """
         known = {e.lower(): e for e in entities if e and e.strip()}
         found: dict[tuple[str, str, str], ExtractedTriple] = {}
+        agent_texts: list[str] = []
+        for index, turn in enumerate(turns):
+            if turn.role not in ("user", "agent"):
+                continue
+            from_agent = turn.role != "user"
+            if from_agent:
+                agent_texts.append(" ".join(turn.text.split()).lower())
+            for text in split_sentences(turn.text or ""):
+                for triple in self._sentence_triples(SummarySentence(text, known)):
+                    if from_agent and USER.id in (triple.subject.id, triple.object.id):
+                        continue
+                    key = (triple.subject.id, triple.relation, triple.object.id)
+                    if key not in found or triple.confidence > found[key].confidence:
+                        found[key] = triple.model_copy(update={"turn": index})
+        from_summary: dict[tuple[str, str, str], ExtractedTriple] = {}
         for text in split_sentences(summary or ""):
+            flat = " ".join(text.split()).lower()
+            if flat and any(flat in agent for agent in agent_texts):
+                continue
             for triple in self._sentence_triples(SummarySentence(text, known)):
                 key = (triple.subject.id, triple.relation, triple.object.id)
-                if key not in found or triple.confidence > found[key].confidence:
-                    found[key] = triple
-        return TripleExtraction(triples=list(found.values()))
+                if key in found:
+                    continue
+                if key not in from_summary or triple.confidence > from_summary[key].confidence:
+                    from_summary[key] = triple
+        return TripleExtraction(triples=[*found.values(), *from_summary.values()])
 
     # -- per sentence ------------------------------------------------------------------------------
 

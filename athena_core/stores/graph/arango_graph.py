@@ -84,7 +84,8 @@ FOR t IN @edges
     valid_at: MAX(t.obs[*].valid_at),
     first_valid_at: MIN(t.obs[*].valid_at),
     first_seen: @now, last_seen: @now,
-    evidence: t.obs[*].evidence_id
+    evidence: t.obs[*].evidence_id,
+    events: UNIQUE(FLATTEN(t.obs[*].event_ids))
   }
   UPDATE (LENGTH(FRESH) == 0 ? {} : {
     weight: OLD.weight + LENGTH(FRESH),
@@ -94,7 +95,8 @@ FOR t IN @edges
     valid_at: MAX([OLD.valid_at, MAX(FRESH_valid_at)]),
     first_valid_at: MIN([OLD.first_valid_at, MIN(FRESH_valid_at)]),
     last_seen: @now,
-    evidence: APPEND(OLD.evidence, FRESH_evidence_id)
+    evidence: APPEND(OLD.evidence, FRESH_evidence_id),
+    events: UNION_DISTINCT(OLD.events || [], FLATTEN(FRESH_event_ids))
   })
   IN MemoryEdges
   RETURN OLD == null ? LENGTH(t.obs) : LENGTH(FRESH)
@@ -109,7 +111,7 @@ def _build_upsert() -> str:
         for label in NODE_LABELS
     ]
     edge = _EDGE_UPSERT
-    for attribute in ("confidence", "valid_at", "evidence_id"):
+    for attribute in ("confidence", "valid_at", "evidence_id", "event_ids"):
         edge = edge.replace(f"FRESH_{attribute}", _fresh(attribute))
     return "\n".join(parts) + edge.replace("FRESH", _FRESH)
 
@@ -122,7 +124,7 @@ _EDGE_FIELDS = (
     "_key: {v}._key, _from: {v}._from, _to: {v}._to, relation: {v}.relation, weight: {v}.weight, "
     "confidence: {v}.confidence, heat_score: {v}.heat_score, context_nuance: {v}.context_nuance, "
     "valid_at: {v}.valid_at, first_valid_at: {v}.first_valid_at, first_seen: {v}.first_seen, "
-    "last_seen: {v}.last_seen"
+    "last_seen: {v}.last_seen, events: {v}.events"
 )
 
 
@@ -299,7 +301,7 @@ def _fact(row: dict) -> Fact:
         weight=edge["weight"], confidence=edge["confidence"], heat_score=edge["heat_score"],
         context_nuance=edge["context_nuance"], valid_at=_dt(edge["valid_at"]),
         first_valid_at=_dt(edge["first_valid_at"]), first_seen=_dt(edge["first_seen"]),
-        last_seen=_dt(edge["last_seen"]),
+        last_seen=_dt(edge["last_seen"]), evidence_event_ids=edge.get("events") or [],
     )
 
 
@@ -471,6 +473,7 @@ class ArangoGraph:
             edge["obs"].append({
                 "evidence_id": fact.evidence_id, "confidence": fact.confidence, "heat_score": fact.heat_score,
                 "context_nuance": fact.context_nuance, "valid_at": _epoch(fact.valid_at),
+                "event_ids": list(fact.evidence_event_ids),
             })
         bind.update(edges=list(edges.values()), tenant_id=scope.tenant_id, user_id=scope.user_id, now=at)
         return int(sum(self._query("upsert_facts", bind)))

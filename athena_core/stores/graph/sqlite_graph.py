@@ -2,8 +2,8 @@
 
 Tables mirror the ArangoDB layout: `nodes` (namespaced key → label, name, timestamps, analytics),
 `edges` (one row per (from, to, relation), keyed by a stable hash of the triple so both engines agree on
-edge ids), `edge_evidence` (which observations an edge has already counted: the idempotency ledger) and
-`communities` (the analytics documents of a tenant).
+edge ids), `edge_evidence` (which observations an edge has already counted: the idempotency ledger),
+`edge_events` (the event-log ids of the turns behind an edge's observations, SPEC S6.1) and `communities` (the analytics documents of a tenant).
 
 Why the evidence ledger is a table and not a column: `INSERT OR IGNORE` on its primary key tells us in
 one indexed statement whether an (edge, evidence) pair is new, and only then is the edge strengthened.
@@ -54,6 +54,10 @@ CREATE TABLE IF NOT EXISTS edge_evidence (
     edge_key TEXT NOT NULL, evidence_id TEXT NOT NULL,
     PRIMARY KEY (edge_key, evidence_id)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS edge_events (
+    edge_key TEXT NOT NULL, event_id TEXT NOT NULL,
+    PRIMARY KEY (edge_key, event_id)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS communities (
     tenant_id TEXT NOT NULL, community_id INTEGER NOT NULL,
     size INTEGER NOT NULL, top_members TEXT NOT NULL, doc TEXT NOT NULL,
@@ -95,7 +99,8 @@ SELECT e.edge_key, e.relation, e.weight, e.confidence, e.heat_score, e.context_n
        s.key AS s_key, s.id AS s_id, s.label AS s_label, s.name AS s_name,
        s.community_id AS s_community, s.bridge_score AS s_bridge,
        o.key AS o_key, o.id AS o_id, o.label AS o_label, o.name AS o_name,
-       o.community_id AS o_community, o.bridge_score AS o_bridge
+       o.community_id AS o_community, o.bridge_score AS o_bridge,
+       (SELECT json_group_array(v.event_id) FROM edge_events v WHERE v.edge_key = e.edge_key) AS event_ids
 FROM edges e
 JOIN nodes s ON s.key = e.from_key
 JOIN nodes o ON o.key = e.to_key
@@ -173,7 +178,7 @@ def _fact(row: sqlite3.Row) -> Fact:
         weight=row["weight"], confidence=row["confidence"], heat_score=row["heat_score"],
         context_nuance=row["context_nuance"], valid_at=_dt(row["valid_at"]),
         first_valid_at=_dt(row["first_valid_at"]), first_seen=_dt(row["first_seen"]),
-        last_seen=_dt(row["last_seen"]),
+        last_seen=_dt(row["last_seen"]), evidence_event_ids=json.loads(row["event_ids"] or "[]"),
     )
 
 
@@ -247,6 +252,10 @@ class SqliteGraph(SqliteAdapter):
                     (key, tenant, user, from_key, to_key, fact.relation, fact.confidence, fact.heat_score,
                      fact.context_nuance, valid_at, valid_at, at, at),
                 )
+                conn.executemany(
+                    "INSERT OR IGNORE INTO edge_events (edge_key, event_id) VALUES (?,?)",
+                    [(key, event_id) for event_id in fact.evidence_event_ids],
+                )
                 new += 1
         return new
 
@@ -279,11 +288,12 @@ class SqliteGraph(SqliteAdapter):
     def delete_user(self, scope: UserScope) -> int:
         args = (scope.tenant_id, scope.user_id)
         with self._write() as conn:
-            conn.execute(
-                "DELETE FROM edge_evidence WHERE edge_key IN "
-                "(SELECT edge_key FROM edges WHERE tenant_id = ? AND user_id = ?)",
-                args,
-            )
+            for ledger in ("edge_evidence", "edge_events"):
+                conn.execute(
+                    f"DELETE FROM {ledger} WHERE edge_key IN "
+                    "(SELECT edge_key FROM edges WHERE tenant_id = ? AND user_id = ?)",
+                    args,
+                )
             removed = conn.execute("DELETE FROM edges WHERE tenant_id = ? AND user_id = ?", args).rowcount
             removed += conn.execute("DELETE FROM nodes WHERE tenant_id = ? AND user_id = ?", args).rowcount
             # The tenant's community documents name their top members by node key (which holds the
