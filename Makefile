@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run demo test bench bench-quick flower clean eval faults
+.PHONY: run demo test bench bench-quick flower clean eval eval-facts faults
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,9 @@ clean:
 
 eval: $(STAMP)
 	$(BIN)/athena eval locomo
+
+eval-facts: $(STAMP)
+	$(BIN)/athena eval facts
 
 # Flower on the same broker as `make run` (ATHENA_REDIS_URL, or the embedded Redis under ATHENA_DATA_DIR).
 # Basic auth: `export FLOWER_BASIC_AUTH=user:password` first; Flower reads it from the environment, so it

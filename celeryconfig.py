@@ -37,8 +37,9 @@ include = [
     "athena_tasks.analytics.communities",
 ]
 
-broker_url = configured_location(_settings).celery_url
-result_backend = broker_url
+# ATHENA_BROKER_URL (RabbitMQ, say) moves only the task queue; results, locks and STM stay on Redis.
+result_backend = configured_location(_settings).celery_url
+broker_url = _settings.broker_url or result_backend
 result_expires = 3600
 broker_connection_retry_on_startup = True
 broker_transport_options = {

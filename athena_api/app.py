@@ -12,8 +12,10 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from athena_api.dependencies import PrincipalDep
 from athena_api.errors import install_error_handlers
 from athena_api.observability import RequestObservability
+from athena_api.write_admission import WriteAdmission
 from athena_api.routes import admin, analysis, context, events, health, sessions
 from athena_api.auth import Authenticator
+from athena_core.usecases.group_commit import GroupCommitWriter
 from athena_core.usecases.ingest import Ingest
 from athena_core.observability.json_logs import configure_logging
 from athena_api.rate_limits import TenantAdmission
@@ -42,6 +44,9 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         app.state.runtime = rt
         app.state.authenticator = authenticator
         app.state.ingest = Ingest(rt.documents, rt.stm, requester.request)
+        app.state.writer = GroupCommitWriter(app.state.ingest, max_group_events=settings.ingest_group_max_events,
+                                             max_queued_events=settings.ingest_queue_max_events)
+        app.state.writer.start()
         app.state.reader = None
         app.state.facts = None
         app.state.admission = TenantAdmission(
@@ -53,6 +58,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
                 "Embedded/dev use only; set ATHENA_AUTH_MODE and keys for anything shared."
             )
         yield
+        app.state.writer.close()  # what is queued is written before the stores close
         if owned:
             rt.close()
 
@@ -70,6 +76,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         app.include_router(router)
     if docs_closed:
         _add_authenticated_docs(app)
+    app.add_middleware(WriteAdmission)  # inside the observability middleware: refusals are counted
     app.add_middleware(RequestObservability, max_body_bytes=max_body_bytes(settings))
     return app
 

@@ -11,6 +11,7 @@ from athena_core.observability import request_context
 from athena_api.auth import AuthError, Authenticator, Principal
 from athena_api.rate_limits import Refusal
 from athena_core.observability.sentry_setup import tag_tenant
+from athena_core.usecases.group_commit import GroupCommitWriter
 from athena_core.usecases.ingest import Ingest
 from athena_core.models.sessions import Session
 from athena_core.ltm.retrieval import FactRetriever
@@ -19,12 +20,20 @@ from athena_core.retrieval.hybrid_search import HybridSearch
 from athena_core.wiring.runtime import Runtime
 
 
-def get_runtime(request: Request) -> Runtime:
+# The dependencies of the write path are `async def`: FastAPI runs a sync dependency in the thread pool,
+# one thread hop each (the cost that made StoreEvent collapse under concurrency, issue 16). They do no
+# blocking I/O except the session lookup, one primary-key read of the local SQLite file (WAL: never
+# waits on the writer), and the optional rate-limit call (one Redis round trip).
+async def get_runtime(request: Request) -> Runtime:
     return request.app.state.runtime
 
 
-def get_ingest(request: Request) -> Ingest:
+async def get_ingest(request: Request) -> Ingest:
     return request.app.state.ingest
+
+
+async def get_writer(request: Request) -> GroupCommitWriter:
+    return request.app.state.writer
 
 
 def get_reader(request: Request) -> "MemoryReader":
@@ -67,7 +76,7 @@ def get_facts(request: Request) -> "FactRetriever":
     return state.facts
 
 
-def get_principal(
+async def get_principal(
     request: Request,
     x_api_key: Annotated[str | None, Header()] = None,
     authorization: Annotated[str | None, Header()] = None,
@@ -82,18 +91,28 @@ def get_principal(
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 PrincipalDep = Annotated[Principal, Depends(get_principal)]
 IngestDep = Annotated[Ingest, Depends(get_ingest)]
+WriterDep = Annotated[GroupCommitWriter, Depends(get_writer)]
 ReaderDep = Annotated[MemoryReader, Depends(get_reader)]
 FactsDep = Annotated[FactRetriever, Depends(get_facts)]
 SearchDep = Annotated[HybridSearch, Depends(get_search)]
 
 
-def get_owned_session(request: Request, session_id: str, runtime: RuntimeDep, principal: PrincipalDep) -> Session:
-    """404 for a session that does not exist *or* belongs to someone else: never confirm it exists."""
-    session = runtime.documents.get_session(session_id)
+async def get_owned_session(request: Request, session_id: str, runtime: RuntimeDep, principal: PrincipalDep
+                            ) -> Session:
+    """404 for a session that does not exist *or* belongs to someone else: never confirm it exists.
+    The lookup runs in the thread pool (a network document store must not block the event loop), and a
+    store that does not answer is a 503 with Retry-After, not a 500 (issue 17: SecantusDB stopped)."""
+    from starlette.concurrency import run_in_threadpool
+
+    try:
+        session = await run_in_threadpool(runtime.documents.get_session, session_id)
+    except Exception as exc:  # noqa: BLE001 - any store failure: the caller retries, nothing was accepted
+        raise ApiError(503, "store_unavailable", "the document store does not answer; retry",
+                       headers={"Retry-After": "1"}) from exc
     if session is None or not principal.may_use(session.tenant_id, session.user_id):
         raise ApiError(404, "session_not_found", f"session {session_id!r} not found", field="session_id")
     request_context.tenant_id.set(session.tenant_id)
-    tag_tenant(session.tenant_id)  # Sentry: this dependency runs in a thread pool, so tag the shared scope
+    tag_tenant(session.tenant_id)  # Sentry: tag the shared scope (sync routes run in the thread pool)
     refuse(request.app.state.admission.check_rate(session.tenant_id))
     return session
 

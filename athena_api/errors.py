@@ -13,8 +13,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 
 class ApiError(Exception):
+    """An answer with the JSON error shape. `fields` names several fields at once (a batch names each bad
+    item, `events[3].content`); `field` is the one-field form."""
+
     def __init__(
-        self, status: int, code: str, message: str, field: str | None = None, headers: dict | None = None
+        self, status: int, code: str, message: str, field: str | None = None, headers: dict | None = None,
+        fields: list[tuple[str, str]] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -22,6 +26,7 @@ class ApiError(Exception):
         self.message = message
         self.field = field
         self.headers = headers
+        self.fields = fields
 
 
 def error_body(code: str, message: str, fields: list[dict] | None = None) -> dict:
@@ -47,10 +52,14 @@ def _utf8_safe(text: str) -> str:
 
 
 def field_name(loc: tuple) -> str:
+    """("body", "events", 3, "content") → `events[3].content`: list positions in brackets, keys dotted."""
     parts = list(loc)
     if parts and parts[0] in LOCATIONS:
         parts = parts[1:]
-    return _utf8_safe(".".join(str(p) for p in parts)) or "body"
+    name = ""
+    for part in parts:
+        name += f"[{part}]" if isinstance(part, int) else (f".{part}" if name else str(part))
+    return _utf8_safe(name) or "body"
 
 
 def _validation_field(error: dict) -> dict:
@@ -67,6 +76,7 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
         message = _utf8_safe(exc.message)
         fields = [{"field": _utf8_safe(exc.field), "message": message}] if exc.field else []
+        fields += [{"field": _utf8_safe(f), "message": _utf8_safe(m)} for f, m in exc.fields or ()]
         return JSONResponse(error_body(exc.code, message, fields), status_code=exc.status, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)

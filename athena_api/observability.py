@@ -8,6 +8,7 @@ Pure ASGI rather than BaseHTTPMiddleware: the ingest path is hot and this adds o
 """
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import time
@@ -79,8 +80,14 @@ class RequestObservability:
 _REQUEST_ID = re.compile(rb"[A-Za-z0-9._:\-]{1,128}")
 
 
+# Our own request ids: a random prefix per process and a counter (unique, and no urandom call per request:
+# uuid4 was 5% of the ingest path's samples under load).
+_ID_PREFIX = uuid.uuid4().hex[:16]
+_ids = itertools.count(1)
+
+
 def _request_id(raw: bytes) -> str:
-    return raw.decode("ascii") if _REQUEST_ID.fullmatch(raw) else uuid.uuid4().hex
+    return raw.decode("ascii") if _REQUEST_ID.fullmatch(raw) else f"{_ID_PREFIX}{next(_ids):016x}"
 
 
 async def _reject_too_large(send: Send, size: int, limit: int, request_id: str) -> None:

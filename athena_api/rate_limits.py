@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import anyio.to_thread
 import redis
 
 from athena_core.stores.documents.port import EventLog
@@ -56,6 +57,19 @@ class TenantAdmission:
         if cached is None or now - cached[0] > 1.0:
             cached = (now, self.documents.count_pending_for_tenant(tenant_id, self.max_pending + 1))
             self._backlog_cache[tenant_id] = cached
-        if cached[1] > self.max_pending:
+        return self._backlog_refusal(cached[1])
+
+    async def check_backlog_async(self, tenant_id: str) -> Refusal | None:
+        """`check_backlog` for async routes: the cached answer on the event loop, the count (once a second
+        per tenant) in a worker thread, so the loop never waits on a slow COUNT."""
+        if self.max_pending <= 0:
+            return None
+        cached = self._backlog_cache.get(tenant_id)
+        if cached is None or time.monotonic() - cached[0] > 1.0:
+            return await anyio.to_thread.run_sync(self.check_backlog, tenant_id)
+        return self._backlog_refusal(cached[1])
+
+    def _backlog_refusal(self, pending: int) -> Refusal | None:
+        if pending > self.max_pending:
             return Refusal(f"tenant backlog above {self.max_pending} unconsolidated events; retry later", 5)
         return None

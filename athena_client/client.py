@@ -17,6 +17,7 @@ class AthenaError(RuntimeError):
         super().__init__(f"Athena answered {status}: {body}")
         self.status = status
         self.body = body
+        self.stored_ids: list[str] = []  # store_events: ids of the requests stored before this one failed
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,22 @@ def _event_body(role: str, type: str, content: str, metadata: dict | None, times
     if timestamp is not None:
         body["timestamp"] = timestamp.isoformat()
     return body
+
+
+def _batch_item(event: dict) -> dict:
+    """A StoreEvent body from a dict of its fields (`role` defaults to system; a datetime timestamp is sent
+    as ISO 8601)."""
+    item = {"role": "system", **event}
+    if isinstance(item.get("timestamp"), datetime):
+        item["timestamp"] = item["timestamp"].isoformat()
+    return item
+
+
+def batches(events: list[dict], size: int) -> list[list[dict]]:
+    """`events` cut into requests of at most `size` (the server's ATHENA_BATCH_MAX_EVENTS, 500 by default)."""
+    if size < 1:
+        raise ValueError("batch size must be at least 1")
+    return [events[i:i + size] for i in range(0, len(events), size)]
 
 
 class Operations:
@@ -58,6 +75,12 @@ class Operations:
                     timestamp: datetime | None) -> Call:
         return Call("POST", f"/api/v1/sessions/{session_id}/events",
                     json=_event_body(role, type, content, metadata, timestamp), pick="event_id")
+
+    @staticmethod
+    def store_events(session_id: str, events: list[dict]) -> Call:
+        """One StoreEvents request (all or none of `events` is stored); the ids come back in order."""
+        return Call("POST", f"/api/v1/sessions/{session_id}/events:batch",
+                    json={"events": [_batch_item(e) for e in events]}, pick="event_ids")
 
     @staticmethod
     def store_interaction(session_id: str, user_message: str, agent_response: str | None, metadata: dict | None,
@@ -144,6 +167,20 @@ class AthenaClient:
                     metadata: dict[str, str] | None = None, timestamp: datetime | None = None) -> str:
         return self._send(Operations.store_event(session_id, type, content, role, metadata, timestamp))
 
+    def store_events(self, session_id: str, events: list[dict], *, batch_size: int = 500) -> list[str]:
+        """Store many events (dicts with StoreEvent's fields: type, content, role, metadata, timestamp…)
+        through the batch route, `batch_size` per request; returns every id, in order. Each request is
+        all or none: on an error, the requests before it are stored and the ids so far are in the
+        exception's `stored_ids`."""
+        ids: list[str] = []
+        for chunk in batches(events, batch_size):
+            try:
+                ids += self._send(Operations.store_events(session_id, chunk))
+            except AthenaError as exc:
+                exc.stored_ids = ids
+                raise
+        return ids
+
     def store_interaction(self, session_id: str, user_message: str, agent_response: str | None = None, *,
                           metadata: dict[str, str] | None = None, timestamp: datetime | None = None) -> list[str]:
         return self._send(Operations.store_interaction(session_id, user_message, agent_response, metadata, timestamp))
@@ -194,6 +231,17 @@ class AsyncAthenaClient:
     async def store_event(self, session_id: str, *, type: str, content: str, role: str = "system",
                           metadata: dict[str, str] | None = None, timestamp: datetime | None = None) -> str:
         return await self._send(Operations.store_event(session_id, type, content, role, metadata, timestamp))
+
+    async def store_events(self, session_id: str, events: list[dict], *, batch_size: int = 500) -> list[str]:
+        """As `AthenaClient.store_events`."""
+        ids: list[str] = []
+        for chunk in batches(events, batch_size):
+            try:
+                ids += await self._send(Operations.store_events(session_id, chunk))
+            except AthenaError as exc:
+                exc.stored_ids = ids
+                raise
+        return ids
 
     async def store_interaction(self, session_id: str, user_message: str, agent_response: str | None = None, *,
                                 metadata: dict[str, str] | None = None,

@@ -1,7 +1,10 @@
-"""`make demo`: replay the bundled multi-session conversation through the HTTP API and show each tier."""
+"""`make demo`: replay the bundled multi-session conversation through the HTTP API and show each tier:
+the STM window, the chains, the facts, the user persona, and a fact that changed over time (its initial
+and its current value, SPEC S6 / seed 003)."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from datetime import datetime, timedelta, timezone
 from importlib import resources
@@ -28,10 +31,12 @@ def replay(client: AthenaClient, sample: dict) -> list[str]:
         session_ids.append(session_id)
         clock = datetime.fromisoformat(session["started_at"]) + shift
         for turn in session["turns"]:
-            if "events" in turn:
+            if "events" in turn:  # a turn's tool events in one StoreEvents request (the batch route)
+                batch = []
                 for event in turn["events"]:
                     clock += timedelta(seconds=5)
-                    client.store_event(session_id, timestamp=clock, **event)
+                    batch.append({**event, "timestamp": clock})
+                client.store_events(session_id, batch)
                 continue
             clock += timedelta(minutes=1)
             client.store_interaction(session_id, turn["user"], turn.get("agent"), timestamp=clock)
@@ -70,10 +75,52 @@ def render(context: dict) -> str:
         lines.append(f"  - [{page['started_at'][:10]}] {page['topic']}: {page['summary'][:160]}")
     lines.append(f"LTM facts ({len(context['facts'])}):")
     for fact in context["facts"][:10]:
-        lines.append(f"  - {fact['statement']} (weight {fact['weight']}, confidence {fact['confidence']:.2f})")
+        when = "" if fact.get("is_current", True) and fact.get("is_initial", True) else \
+            " [current]" if fact["is_current"] else " [initial]" if fact["is_initial"] else " [earlier]"
+        lines.append(f"  - {fact['statement']}{when} (weight {fact['weight']}, confidence {fact['confidence']:.2f})")
     lines.append("User persona:")
     for line in context["user_persona"]:
         lines.append(f"  - {line}")
+    return "\n".join(lines)
+
+
+CHANGE_QUERY = "Which tools and projects did I use initially, and which do I use now?"
+# how the extraction's nuance marks a value no longer held (the same words as athena_core/ltm/persona.py)
+_PAST = re.compile(r"\b(previously|formerly|used to|no longer|not anymore|anymore|stopped|gave up|abandoned|"
+                   r"replaced by)\b", re.I)
+
+
+def changed_fact(facts: list[dict]) -> dict | None:
+    """The (subject, relation) that changed over time, from GetContext facts: {"initial", "current",
+    "replaced"}. `initial` and `current` are what the API marks (the first and the newest value); `replaced`
+    is a value its evidence calls a past one ("previously, switched to Zed"), when there is one. A group
+    with a replaced value wins (values held together, like Go and pgx, also differ in time), then the
+    newest change."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for fact in facts:
+        groups.setdefault((fact["subject"], fact["relation"]), []).append(fact)
+    changes = []
+    for group in groups.values():
+        initial = next((f for f in group if f["is_initial"] and not f["is_current"]), None)
+        current = next((f for f in group if f["is_current"] and not f["is_initial"]), None)
+        if initial is None or current is None:
+            continue
+        replaced = next((f for f in group if not f["is_current"] and _PAST.search(f.get("context_nuance") or "")),
+                        None)
+        changes.append(((replaced is not None, str(current["valid_at"])),
+                        {"initial": initial, "current": current, "replaced": replaced}))
+    return max(changes, key=lambda c: c[0])[1] if changes else None
+
+
+def render_change(change: dict | None) -> str:
+    if change is None:
+        return "Change over time: no fact of the sample has changed value (yet)."
+    initial, current, replaced = change["initial"], change["current"], change["replaced"]
+    lines = [f"Change over time ({initial['subject']} {initial['relation']}, every value kept, ordered by valid_at):",
+             f"  initially: {initial['statement']} (first seen {str(initial['first_valid_at'])[:10]})"]
+    if replaced is not None and replaced["edge_id"] != initial["edge_id"]:
+        lines.append(f"  replaced:  {replaced['statement']} (last seen {str(replaced['valid_at'])[:10]})")
+    lines.append(f"  currently: {current['statement']} (since {str(current['first_valid_at'])[:10]})")
     return "\n".join(lines)
 
 

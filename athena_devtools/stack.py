@@ -157,9 +157,15 @@ class Stack:
         self.starters[name]()
 
     def start_api(self) -> None:
+        """uvicorn, with `ATHENA_API_WORKERS` processes on one socket. They share the data dir: SQLite in WAL
+        with a busy timeout queues their commits (one group-commit writer per process), and the embedded
+        Redis is this supervisor's (`start_redis` runs first and passes its socket as ATHENA_REDIS_URL),
+        so no worker starts one of its own."""
+        workers = max(1, self.settings.api_workers)
         self._spawn("api", [
             sys.executable, "-m", "uvicorn", "athena_api.app:create_app", "--factory",
             "--host", self.settings.api_host, "--port", str(self.settings.api_port), "--log-level", "warning",
+            *(["--workers", str(workers)] if workers > 1 else []),
         ])
 
     def start_worker(self, name: str = "worker") -> None:

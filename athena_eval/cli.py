@@ -18,6 +18,7 @@ def eval_locomo(
     limit: int = typer.Option(10, min=1, max=100, help="Results per question (k)."),
     wait_timeout: float = typer.Option(1500.0, help="Seconds to wait for the pipeline, from the first ingest."),
     no_dense: bool = typer.Option(False, "--no-dense", help="Skip the dense-retrieval baseline."),
+    no_promote: bool = typer.Option(False, "--no-promote", help="Skip the promotion pass (no graph facts)."),
     keep_data: bool = typer.Option(False, help="Keep the stack's temporary data dir."),
     details: bool = typer.Option(False, help="Also write every question's metrics and returned ids to the JSON."),
     answer_model: str = typer.Option(None, help="OpenAI-compatible URL for answer generation + LLM judge."),
@@ -33,6 +34,24 @@ def eval_locomo(
     locomo.run_eval(
         dataset or locomo.DEFAULT_DATASET, conversations=conversations,
         sessions_per_conversation=sessions_per_conversation, out_dir=out or locomo.DEFAULT_OUT, limit=limit,
-        wait_timeout_s=wait_timeout, dense=not no_dense, keep_data=keep_data, details=details,
+        wait_timeout_s=wait_timeout, dense=not no_dense, promote=not no_promote, keep_data=keep_data, details=details,
         echo=lambda m: typer.echo(m),
     )
+
+
+@eval_app.command("facts")
+def eval_facts(
+    users: int = typer.Option(24, min=2, help="Generated users (half live, half historical), 4 sessions each."),
+    seed: int = typer.Option(14, help="Generator seed: the same seed, the same corpus."),
+    sessions: int = typer.Option(4, min=2, help="Sessions per user."),
+    provider: list[str] = typer.Option(None, help="offline / openai (default: offline, plus openai when ATHENA_OPENAI_API_KEY is set)."),
+    out: Path = typer.Option(None, help="Directory for the JSON + markdown results (default: ATHENA_EVAL_OUT_DIR, else bench/results)."),
+    keep_data: bool = typer.Option(False, help="Keep each provider's temporary data dir."),
+) -> None:
+    """Planted user facts through the real pipeline and promotion (in this process); score the graph."""
+    from athena_eval.facts import runner
+    from athena_eval.settings import EvalSettings
+
+    logging.basicConfig(level=logging.WARNING)
+    runner.run_eval(users, seed=seed, sessions=sessions, providers=tuple(provider) if provider else None,
+                    out_dir=out or EvalSettings().out_dir, keep_data=keep_data, echo=lambda m: typer.echo(m))

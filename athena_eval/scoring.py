@@ -14,8 +14,9 @@ Metrics per question:
   present in the returned text (only the text actually returned, after cutting): a chain is credited only
   for what its summary says, not for the turns it was formed from.
 
-Turn ids of a result are the turns whose text it returns verbatim: a raw turn (baselines) or an event
-(Athena). A chain summary or a graph fact returns no turn verbatim, so it credits no evidence turn.
+Turn ids of a result are the turns it stands for: a raw turn (baselines), an event (Athena), or the
+evidence turns a graph fact cites (SPEC S9: a fact counts for the answer words its statement says and for
+the evidence turns it cites). A chain summary returns no turn verbatim, so it credits no evidence turn.
 - ``returned_tokens@k``: tokens of the first k results' text.
 
 Tokens: ``approx_tokens(text) = ceil(whitespace words × 4/3)`` (the usual ~0.75 English words per BPE
@@ -144,6 +145,16 @@ def answer_word_recall(answer: str, returned_texts: Iterable[str]) -> float | No
     for text in returned_texts:
         present |= content_words(text)
     return len(gold & present) / len(gold)
+
+
+def words_only_facts_say(answer: str, results: Iterable[Result]) -> set[str]:
+    """The gold answer's content words that a fact result's text says and no other result's text does."""
+    gold = content_words(answer)
+    said_by_facts: set[str] = set()
+    said_by_others: set[str] = set()
+    for r in results:
+        (said_by_facts if r.kind == "fact" else said_by_others).update(content_words(r.text) & gold)
+    return said_by_facts - said_by_others
 
 
 # ------------------------------------------------------------------------------------- per question

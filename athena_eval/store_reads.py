@@ -12,10 +12,14 @@ import time
 from collections import Counter
 from typing import Callable
 
+from datetime import datetime
+
+from athena_core.ltm.promotion import content_hash
 from athena_core.models.chains import ChainStatus
 from athena_core.models.scope import AgentScope, UserScope
+from athena_core.mtm.chain_heat import chain_heat
 from athena_core.stores.documents.port import DocumentStore
-from athena_core.wiring.runtime import build_documents
+from athena_core.wiring.runtime import build_documents, build_graph
 from athena_core.wiring.settings import Settings
 from athena_eval import scoring
 from athena_eval.dataset import Conversation
@@ -63,6 +67,27 @@ def wait_for_vectors(documents: DocumentStore, users: list[UserScope], timeout_s
     if missing:
         echo(f"  {len(missing)} active chains still have no vector after {timeout_s:.0f} s")
     return {"chains_without_vector": len(missing), "vector_wait_s": round(time.monotonic() - start, 1)}
+
+
+def chains_awaiting_promotion(documents: DocumentStore, users: list[UserScope], settings: Settings,
+                              now: datetime) -> int:
+    """Active chains the promoter would promote now (SPEC S6.1): heat ≥ the threshold and content not yet
+    promoted. Zero once a promotion pass is through."""
+    awaiting = 0
+    for user in users:
+        for chain in documents.recent_chains(user, limit=EVERYTHING):
+            hot = chain_heat(chain, now, settings.heat_tau_hours).heat >= settings.promote_threshold
+            awaiting += hot and chain.promoted_evidence != content_hash(chain)
+    return awaiting
+
+
+def graph_sizes(settings: Settings, users: list[UserScope]) -> dict[str, dict[str, int]]:
+    """user id → {nodes, edges} of the user's knowledge graph, read through the graph port."""
+    graph = build_graph(settings)
+    try:
+        return {u.user_id: dict(zip(("nodes", "edges"), graph.count(u))) for u in users}
+    finally:
+        graph.close()
 
 
 class EventLogReader:

@@ -1,33 +1,46 @@
-"""Pipeline benchmark (SPEC S9): events/s from ingest to consolidated chains, 1 vs 2 worker processes.
+"""Pipeline benchmark (SPEC S9, issue 15): events/s to consolidated and to searchable, freshness under a
+sustained load, time per step, the embedding floor and the ratio to it, 1 vs 2 worker processes.
 
-    python bench/pipeline.py            # 24 conversations x 3 topics x 4 interactions (= 576 events)
-    python bench/pipeline.py --quick    # 4 conversations x 2 topics x 3 interactions (= 48 events)
+    python bench/pipeline.py            # burst: 24 conversations x 3 topics x 4 interactions (= 576 events);
+                                        # sustained: 200 events/s for 10 s (= 2,000 events)
+    python bench/pipeline.py --quick    # burst 4 x 2 x 3 (= 48 events); sustained 100 events/s for 3 s
 
 It starts the real stack as processes with `Stack` in a temporary ATHENA_DATA_DIR on a free 127.0.0.1
 port: embedded Redis, the API under uvicorn and beat (idle flush every second: ATHENA_IDLE_FLUSH_EVERY_S=1,
 ATHENA_SEGMENT_IDLE_S=1), with the offline LLM and the local embedder. Then, per worker concurrency
-(1, then 2 prefork processes), a fresh Celery worker (`-c 1` / `-c 2`) and a fresh tenant:
+(1, then 2 prefork processes), a fresh Celery worker (`-c 1` / `-c 2`) and fresh tenants:
 
   1. warm-up (untimed): small conversations in a separate tenant, repeated (at most 4 rounds) until the
-     worker log shows every prefork child ran a segment/summarize task, so loading the embedding model
+     worker log shows every prefork child ran a index_events or summarize task (both embed), so loading the embedding model
      in the children is not in the figure;
-  2. timed: N conversations (one session = one user each, multi-topic synthetic text with timestamps
+  2. burst: N conversations (one session = one user each, multi-topic synthetic text with timestamps
      2 minutes apart and 1 hour between topics) posted over HTTP with StoreInteraction, one client task
-     per conversation, concurrently; the clock runs from the first post until GetSession reports
-     `pending_events == 0` for every session (polled every 0.25 s);
-  3. chains formed = the users' chains in the SQLite document store afterwards.
+     per conversation, concurrently. Two clocks run from the first post: `searchable_s` until every event
+     of the tenant is indexed (`indexed_at`, lexical and dense), `seconds` until nothing is pending and
+     every event and chain is indexed (read from the SQLite store, polled every 0.1 s);
+  3. sustained: interactions posted at a fixed rate (`--rate` events/s, two events per interaction) for
+     `--duration` s over the same number of users; the same two clocks, and freshness: per event, the time
+     from its acceptance (`received_at`, stamped before the 201) to `indexed_at` (the commit after which
+     SearchMemory finds it), p50/p99/max;
+  4. per step: the worker log's "Task <name> succeeded in <s>" lines of the timed phases, summed per task.
+
+After each configuration, the embedding floor of its texts (in this process, one torch thread like a worker
+process, in the same load window): the time to embed, in batches of 256, just the texts the pipeline must
+embed for its burst and sustained tenants (each distinct event text and sentence, each final chain's
+`search_text`), as events/s; each record carries `ratio_to_floor` = its events/s over that floor's.
 
 `--omp-threads 1` sets OMP_NUM_THREADS (torch intra-op threads) in the stack's processes; default unset,
 as shipped. Every line records it.
 
-One JSON line per configuration (events, seconds, events_per_s, chains, ...) and a summary line with
-`ratio_2_over_1` = events/s with 2 workers / events/s with 1 worker, both measured in this run.
-The synthetic text generators below are also used by bench/reads.py.
+One JSON line per configuration and phase, then a summary line with `ratio_2_over_1` (events/s with 2
+workers over 1, both measured in this run) and the floor. The synthetic text generators below are also
+used by bench/reads.py.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import random
 import re
@@ -201,7 +214,7 @@ def load_avg() -> list[float]:
         return []
 
 
-WARM_TASK = re.compile(r"ForkPoolWorker-(\d+)\] Task athena\.pipeline\.(?:segment|summarize)\[")
+WARM_TASK = re.compile(r"ForkPoolWorker-(\d+)\] Task athena\.pipeline\.(?:index_events|summarize)\[")  # both embed
 
 
 def worker_log(stack, name: str) -> str:
@@ -222,9 +235,10 @@ def worker_ready(stack, name: str, timeout_s: float) -> bool:
     return False
 
 
-def warm_children(stack, name: str) -> set[str]:
-    """Prefork children that already ran a segment/summarize task (and so loaded the embedder)."""
-    return set(WARM_TASK.findall(worker_log(stack, name)))
+def warm_children(stack, name: str, since: int = 0) -> set[str]:
+    """Prefork children that ran a index_events or summarize task since log offset `since` (the worker's start: a
+    log of the same name may remain from an earlier run), and so loaded the embedder."""
+    return set(WARM_TASK.findall(worker_log(stack, name)[since:]))
 
 
 async def post_conversations(client, tenant: str, conversations: list[list[dict]],
@@ -248,68 +262,233 @@ async def post_conversations(client, tenant: str, conversations: list[list[dict]
     return list(ids), errors
 
 
-async def wait_consolidated(client, session_ids: list[str], timeout_s: float, stack) -> tuple[bool, int]:
-    """Poll GetSession until every session has pending_events == 0; (done, pending left)."""
+def store_counts(data_dir: Path, tenant: str) -> tuple[int, int, int]:
+    """(pending events, events not indexed, active chains not indexed) of the tenant, read from SQLite."""
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{data_dir / 'athena.sqlite3'}?mode=ro", uri=True, timeout=30)
+    try:
+        pending, unindexed = conn.execute(
+            "SELECT COALESCE(SUM(status = 'pending'), 0), COALESCE(SUM(indexed_at IS NULL), 0) FROM events "
+            "WHERE tenant_id = ?", (tenant,)).fetchone()
+        chains = conn.execute("SELECT COUNT(*) FROM chains WHERE tenant_id = ? AND status = 'active' "
+                              "AND indexed_at IS NULL", (tenant,)).fetchone()[0]
+        return int(pending), int(unindexed), int(chains)
+    finally:
+        conn.close()
+
+
+async def wait_done(data_dir: Path, tenant: str, expected_events: int, started: float, timeout_s: float,
+                    stack) -> dict:
+    """Poll the store until every event of the tenant is indexed (searchable) and nothing is pending and
+    every chain indexed (done); seconds since `started` for both, or None when the timeout came first."""
     deadline = time.monotonic() + timeout_s
-    left = set(session_ids)
-    pending = 0
-    while left and time.monotonic() < deadline:
+    searchable_at = done_at = None
+    left = (expected_events, expected_events, 0)
+    while time.monotonic() < deadline:
         stack.assert_running()
-        pending = 0
-        for session_id in list(left):
-            r = await client.get(f"/api/v1/sessions/{session_id}")
-            r.raise_for_status()
-            n = r.json()["pending_events"]
-            if n == 0:
-                left.discard(session_id)
-            pending += n
-        if left:
-            await asyncio.sleep(0.25)
-    return not left, pending
+        left = store_counts(data_dir, tenant)
+        total = count_events(data_dir, tenant)
+        now = time.perf_counter()
+        if total >= expected_events and left[1] == 0 and searchable_at is None:
+            searchable_at = now - started
+        if total >= expected_events and left == (0, 0, 0):
+            done_at = now - started
+            break
+        await asyncio.sleep(0.1)
+    return {"searchable_s": searchable_at, "seconds": done_at, "pending_left": left[0], "unindexed_left": left[1],
+            "chains_unindexed_left": left[2]}
 
 
 def count_chains(data_dir: Path, tenant: str, users: int) -> int:
-    from athena_core.models.scope import UserScope
-    from athena_core.stores.documents.sqlite_documents import SqliteDocuments
+    """The tenant's chains (any status) in the SQLite document store afterwards."""
+    import sqlite3
 
-    documents = SqliteDocuments(data_dir / "athena.sqlite3")
+    conn = sqlite3.connect(f"file:{data_dir / 'athena.sqlite3'}?mode=ro", uri=True, timeout=30)
     try:
-        return sum(len(documents.recent_chains(UserScope(tenant_id=tenant, user_id=f"u{i}"), limit=100_000,
-                                               status=None)) for i in range(users))
+        return int(conn.execute("SELECT COUNT(*) FROM chains WHERE tenant_id = ?", (tenant,)).fetchone()[0])
     finally:
-        documents.close()
+        conn.close()
+
+
+def count_events(data_dir: Path, tenant: str) -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{data_dir / 'athena.sqlite3'}?mode=ro", uri=True, timeout=30)
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM events WHERE tenant_id = ?", (tenant,)).fetchone()[0])
+    finally:
+        conn.close()
+
+
+def freshness(data_dir: Path, tenant: str) -> dict:
+    """Seconds from acceptance (`received_at`, before the 201) to `indexed_at`, over the tenant's events."""
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{data_dir / 'athena.sqlite3'}?mode=ro", uri=True, timeout=30)
+    try:
+        lags = sorted(r[0] for r in conn.execute(
+            "SELECT indexed_at - received_at FROM events WHERE tenant_id = ? AND indexed_at IS NOT NULL",
+            (tenant,)))
+    finally:
+        conn.close()
+    if not lags:
+        return {"freshness_p50_s": None, "freshness_p99_s": None, "freshness_max_s": None}
+
+    def pct(q: float) -> float:
+        return round(lags[min(len(lags) - 1, int(q * len(lags)))], 3)
+    return {"freshness_p50_s": pct(0.50), "freshness_p99_s": pct(0.99), "freshness_max_s": round(lags[-1], 3),
+            "freshness_events": len(lags)}
+
+
+STEP_LINE = re.compile(r"Task (athena\.pipeline\.\w+)\[[^\]]+\] succeeded in ([0-9.eE+-]+)s")
+
+
+def step_times(log_text: str) -> dict:
+    """Per pipeline task: runs and summed seconds, from the worker log's "succeeded in" lines."""
+    out: dict[str, dict] = {}
+    for name, seconds in STEP_LINE.findall(log_text):
+        step = out.setdefault(name.rsplit(".", 1)[-1], {"runs": 0, "seconds": 0.0})
+        step["runs"] += 1
+        step["seconds"] += float(seconds)
+    return {k: {"runs": v["runs"], "seconds": round(v["seconds"], 3)} for k, v in sorted(out.items())}
+
+
+async def post_paced(client, tenant: str, conversations: list[list[dict]], rate_events_s: float,
+                     duration_s: float) -> tuple[int, int]:
+    """Interactions (2 events each) at a fixed rate, round-robin over one session per conversation, for
+    `duration_s`; returns (events posted, errors). A post that cannot keep to the schedule is sent late
+    (`ingest_s` beyond the duration shows it)."""
+    sessions = []
+    for i in range(len(conversations)):
+        r = await client.post("/api/v1/sessions", json={"tenant_id": tenant, "user_id": f"u{i}",
+                                                         "agent_id": "default", "metadata": {"bench": BENCH}})
+        r.raise_for_status()
+        sessions.append(r.json()["session_id"])
+    total = int(rate_events_s * duration_s / 2)
+    interval = 2.0 / rate_events_s
+    cursors = [0] * len(conversations)
+    errors = 0
+    started = time.perf_counter()
+    in_flight: set[asyncio.Task] = set()
+
+    async def one(session_id: str, body: dict) -> None:
+        nonlocal errors
+        response = await client.post(f"/api/v1/sessions/{session_id}/interactions", json=body)
+        if response.status_code != 201:
+            errors += 1
+
+    for k in range(total):
+        delay = started + k * interval - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        c = k % len(conversations)
+        body = conversations[c][cursors[c] % len(conversations[c])]
+        cursors[c] += 1
+        task = asyncio.create_task(one(sessions[c], body))
+        in_flight.add(task)
+        task.add_done_callback(in_flight.discard)
+    await asyncio.gather(*in_flight)
+    return 2 * total, errors
 
 
 async def measure(stack, worker: str, workers: int, args: argparse.Namespace, run_id: str,
-                  conversations: list[list[dict]], rng: random.Random) -> dict:
+                  conversations: list[list[dict]], rng: random.Random, data_dir: Path, log_start: int) -> list[dict]:
     import httpx
 
     limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
+    results = []
     async with httpx.AsyncClient(base_url=stack.base_url, limits=limits, timeout=60.0, trust_env=False) as client:
-        # Warm-up (untimed): until every prefork child has run a segment/summarize task (model loaded).
+        # Warm-up (untimed): until every prefork child has run a index_events or summarize task (model loaded).
         t0 = time.perf_counter()
         rounds = 0
-        while rounds < 4 and len(warm_children(stack, worker)) < workers:
+        while rounds < 4 and len(warm_children(stack, worker, log_start)) < workers:
             warm = [conversation(rng, BASE_TIME, 2, 2) for _ in range(workers)]
-            ids, _ = await post_conversations(client, f"bench-{run_id}-warm-w{workers}", warm, first_user=100 * rounds)
-            await wait_consolidated(client, ids, args.timeout, stack)
+            tenant = f"bench-{run_id}-warm-w{workers}-{rounds}"
+            await post_conversations(client, tenant, warm, first_user=100 * rounds)
+            await wait_done(data_dir, tenant, sum(2 * len(c) for c in warm), time.perf_counter(), args.timeout, stack)
             rounds += 1
         warm_s = time.perf_counter() - t0
-        warmed = len(warm_children(stack, worker))
+        warmed = len(warm_children(stack, worker, log_start))
         log(f"[pipeline w={workers}] warm-up: {warmed}/{workers} children warm after {rounds} round(s), {warm_s:.1f} s")
+
+        # Burst: every conversation at once, as fast as the clients go.
+        tenant = f"bench-{run_id}-w{workers}"
+        events = sum(2 * len(c) for c in conversations)
+        log_offset = len(worker_log(stack, worker))
         load_before = load_avg()
         started = time.perf_counter()
-        session_ids, errors = await post_conversations(client, f"bench-{run_id}-w{workers}", conversations)
+        _, errors = await post_conversations(client, tenant, conversations)
         ingest_s = time.perf_counter() - started
-        done, pending = await wait_consolidated(client, session_ids, args.timeout, stack)
-        seconds = time.perf_counter() - started
-    return {"seconds": seconds, "ingest_s": ingest_s, "errors": errors, "done": done, "pending_left": pending,
-            "warmup_s": warm_s, "warm_children": warmed, "load_avg_before": load_before, "load_avg_after": load_avg()}
+        done = await wait_done(data_dir, tenant, events, started, args.timeout, stack)
+        results.append({"phase": "burst", "tenant": tenant, "events": events, "ingest_s": ingest_s, "errors": errors,
+                        **done, **freshness(data_dir, tenant),
+                        "steps": step_times(worker_log(stack, worker)[log_offset:]),
+                        "warmup_s": warm_s, "warm_children": warmed, "load_avg_before": load_before,
+                        "load_avg_after": load_avg()})
+
+        # Sustained: a fixed rate for a fixed time, over fresh conversations long enough for it (all topics).
+        per_user = math.ceil(args.rate * args.duration / 2 / len(conversations))
+        turns = math.ceil(per_user / len(TOPIC_NAMES))
+        srng = random.Random(args.seed + 1)  # the same texts in every configuration
+        sustained = [conversation(srng, BASE_TIME + timedelta(days=1000 + i), len(TOPIC_NAMES), turns)
+                     for i in range(len(conversations))]
+        tenant = f"bench-{run_id}-w{workers}-sustained"
+        log_offset = len(worker_log(stack, worker))
+        load_before = load_avg()
+        started = time.perf_counter()
+        events, errors = await post_paced(client, tenant, sustained, args.rate, args.duration)
+        ingest_s = time.perf_counter() - started
+        done = await wait_done(data_dir, tenant, events, started, args.timeout, stack)
+        results.append({"phase": "sustained", "tenant": tenant, "events": events, "ingest_s": ingest_s,
+                        "errors": errors, "offered_events_per_s": args.rate, **done, **freshness(data_dir, tenant),
+                        "steps": step_times(worker_log(stack, worker)[log_offset:]),
+                        "load_avg_before": load_before, "load_avg_after": load_avg()})
+    return results
+
+
+def texts_to_embed(data_dir: Path, tenants: list[str], sentence_min_words: int) -> list[str]:
+    """The distinct texts the pipeline must embed for these tenants: event texts (and the sentences of long
+    ones, as the index step splits them) and each chain's final `search_text`."""
+    from athena_core.models.chains import Chain
+    from athena_core.retrieval.sentences import sentence_texts
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{data_dir / 'athena.sqlite3'}?mode=ro", uri=True, timeout=30)
+    try:
+        marks = ",".join("?" * len(tenants))
+        texts: dict[str, None] = {}
+        for (content,) in conn.execute(f"SELECT content FROM events WHERE tenant_id IN ({marks})", tenants):
+            if content.strip():
+                texts[content] = None
+                for sentence in sentence_texts(content, sentence_min_words):
+                    texts[sentence] = None
+        for (doc,) in conn.execute(f"SELECT doc FROM chains WHERE tenant_id IN ({marks})", tenants):
+            texts[Chain.model_validate_json(doc).search_text] = None
+        return list(texts)
+    finally:
+        conn.close()
+
+
+def embedding_floor(texts: list[str], omp_threads: int | None) -> dict:
+    """Seconds to embed `texts` in batches of 256 with the local model, one torch thread (as a worker)."""
+    from athena_core.providers.local_embedder import LocalEmbedder
+
+    embedder = LocalEmbedder(threads=omp_threads or 1, batch_size=64)
+    embedder.embed(["warm up"])
+    load_before = load_avg()
+    started = time.perf_counter()
+    for i in range(0, len(texts), 256):
+        embedder.embed(texts[i:i + 256])
+    seconds = time.perf_counter() - started
+    return {"texts": len(texts), "seconds": round(seconds, 3), "load_avg_before": load_before,
+            "load_avg_after": load_avg()}
 
 
 def run_configs(worker_counts: list[int], args: argparse.Namespace, root: Path, run_id: str,
-                records: list[dict], stamp: str) -> None:
-    """One stack (Redis, API, beat); per configuration a fresh worker with `-c workers` and a fresh tenant."""
+                records: list[dict], stamp: str) -> dict[int, dict]:
+    """One stack (Redis, API, beat); per configuration a fresh worker with `-c workers` and fresh tenants,
+    then the embedding floor of that configuration's texts. Returns the floors by worker count."""
     from athena_core.wiring.settings import Settings
     from athena_devtools.stack import Stack
 
@@ -326,6 +505,7 @@ def run_configs(worker_counts: list[int], args: argparse.Namespace, root: Path, 
     if args.omp_threads:
         extra_env["OMP_NUM_THREADS"] = str(args.omp_threads)
     stack = Stack(settings=settings, with_beat=True, extra_env=extra_env)
+    floors: dict[int, dict] = {}
     try:
         stack.start_redis()
         stack.start_api()
@@ -336,41 +516,68 @@ def run_configs(worker_counts: list[int], args: argparse.Namespace, root: Path, 
             rng = random.Random(args.seed)  # the same conversations for every configuration
             conversations = [conversation(rng, BASE_TIME + timedelta(days=i), args.topics, args.turns)
                              for i in range(args.conversations)]
-            events = sum(2 * len(c) for c in conversations)  # StoreInteraction stores user + agent events
             worker = f"worker{workers}"
             stack.worker_concurrency = workers
+            log_start = len(worker_log(stack, worker))
             stack.start_worker(worker)
             try:
                 if not worker_ready(stack, worker, 120.0):
                     stack.assert_running()
                     raise RuntimeError(f"the Celery worker {worker} did not become ready")
-                result = asyncio.run(measure(stack, worker, workers, args, run_id, conversations, rng))
+                phases = asyncio.run(measure(stack, worker, workers, args, run_id, conversations, rng, data_dir,
+                                             log_start))
             finally:
                 stack.stop_process(worker)
-            chains = count_chains(data_dir, f"bench-{run_id}-w{workers}", len(conversations))
-            record = {
-                "bench": BENCH,
-                "workers": workers,
-                "conversations": len(conversations),
-                "events": events,
-                "seconds": round(result["seconds"], 3),
-                "events_per_s": round(events / result["seconds"], 2),
-                "ingest_seconds": round(result["ingest_s"], 3),
-                "chains": chains,
-                "events_per_chain": round(events / chains, 2) if chains else None,
-                "consolidated": result["done"],
-                "pending_left": result["pending_left"],
-                "errors": result["errors"],
-                "warmup_seconds": round(result["warmup_s"], 2),
-                "warm_children": result["warm_children"],
-                "omp_threads": args.omp_threads,
-                "load_avg_before": result["load_avg_before"],
-                "load_avg_after": result["load_avg_after"],
-                **machine_info(),
-            }
-            emit(record)
-            records.append(record)
+            # The floor of this configuration's texts, measured now (the same load window as its phases).
+            texts = texts_to_embed(data_dir, [p["tenant"] for p in phases], settings.search_sentence_min_words)
+            floor = embedding_floor(texts, args.omp_threads)
+            floor_events = sum(p["events"] for p in phases)
+            floor.update({"bench": "pipeline_embedding_floor", "workers": workers, "events": floor_events,
+                          "events_per_s": round(floor_events / floor["seconds"], 2) if floor["seconds"] else None,
+                          **machine_info()})
+            floors[workers] = floor
+            for phase in phases:
+                chains = count_chains(data_dir, phase["tenant"], len(conversations))
+                seconds, searchable = phase["seconds"], phase["searchable_s"]
+                record = {
+                    "bench": BENCH,
+                    "phase": phase["phase"],
+                    "workers": workers,
+                    "conversations": len(conversations),
+                    "events": phase["events"],
+                    "seconds": None if seconds is None else round(seconds, 3),
+                    "events_per_s": None if seconds is None else round(phase["events"] / seconds, 2),
+                    "searchable_seconds": None if searchable is None else round(searchable, 3),
+                    "events_per_s_searchable": None if searchable is None else round(phase["events"] / searchable, 2),
+                    "ingest_seconds": round(phase["ingest_s"], 3),
+                    "offered_events_per_s": phase.get("offered_events_per_s"),
+                    "freshness_p50_s": phase["freshness_p50_s"],
+                    "freshness_p99_s": phase["freshness_p99_s"],
+                    "freshness_max_s": phase["freshness_max_s"],
+                    "chains": chains,
+                    "events_per_chain": round(phase["events"] / chains, 2) if chains else None,
+                    "consolidated": seconds is not None,
+                    "pending_left": phase["pending_left"],
+                    "unindexed_left": phase["unindexed_left"],
+                    "chains_unindexed_left": phase["chains_unindexed_left"],
+                    "errors": phase["errors"],
+                    "steps": phase["steps"],
+                    "warmup_seconds": round(phase["warmup_s"], 2) if "warmup_s" in phase else None,
+                    "warm_children": phase.get("warm_children"),
+                    "omp_threads": args.omp_threads,
+                    "load_avg_before": phase["load_avg_before"],
+                    "load_avg_after": phase["load_avg_after"],
+                    "floor_events_per_s": floor["events_per_s"],
+                    "ratio_to_floor": (round(phase["events"] / seconds / floor["events_per_s"], 3)
+                                       if seconds and floor["events_per_s"] else None),
+                    **machine_info(),
+                }
+                emit(record)
+                records.append(record)
+            emit(floor)
+            records.append(floor)
             save_results(BENCH, records, stamp)
+        return floors
     finally:
         stack.stop()
         if env_backup is not None:
@@ -379,10 +586,12 @@ def run_configs(worker_counts: list[int], args: argparse.Namespace, root: Path, 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true", help="4 conversations x 2 topics x 3 interactions")
+    p.add_argument("--quick", action="store_true", help="burst 4 x 2 x 3; sustained 100 events/s for 3 s")
     p.add_argument("--conversations", type=int, default=None)
     p.add_argument("--topics", type=int, default=None, help="topics per conversation (3; quick 2)")
     p.add_argument("--turns", type=int, default=None, help="interactions per topic")
+    p.add_argument("--rate", type=float, default=None, help="sustained phase: offered events/s (200; quick 100)")
+    p.add_argument("--duration", type=float, default=None, help="sustained phase: seconds of load (10; quick 3)")
     p.add_argument("--workers", default="1,2", help="comma-separated worker concurrencies")
     p.add_argument("--timeout", type=float, default=None, help="max seconds to wait for consolidation")
     p.add_argument("--omp-threads", type=int, default=None,
@@ -395,6 +604,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.topics = 2 if args.quick else 3
     if args.turns is None:
         args.turns = 3 if args.quick else 4
+    if args.rate is None:
+        args.rate = 100.0 if args.quick else 200.0
+    if args.duration is None:
+        args.duration = 3.0 if args.quick else 10.0
     if args.timeout is None:
         args.timeout = 120.0 if args.quick else 900.0
     return args
@@ -408,23 +621,27 @@ def main(argv: list[str] | None = None) -> int:
     records: list[dict] = []
     root = Path(tempfile.mkdtemp(prefix="athena-bench-pipeline-"))
     try:
-        run_configs(worker_counts, args, root, run_id, records, stamp)
+        floors = run_configs(worker_counts, args, root, run_id, records, stamp)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    by_workers = {r["workers"]: r for r in records}
-    if 1 in by_workers and 2 in by_workers:
-        summary = {
-            "bench": "pipeline_summary",
-            "events": by_workers[1]["events"],
-            "events_per_s_1": by_workers[1]["events_per_s"],
-            "events_per_s_2": by_workers[2]["events_per_s"],
-            "ratio_2_over_1": round(by_workers[2]["events_per_s"] / by_workers[1]["events_per_s"], 3),
-            "load_avg": load_avg(),
-            **machine_info(),
-        }
-        emit(summary)
-        records.append(summary)
-        save_results(BENCH, records, stamp)
+    burst = {r["workers"]: r for r in records if r.get("phase") == "burst"}
+    sustained = {r["workers"]: r for r in records if r.get("phase") == "sustained"}
+    summary = {"bench": "pipeline_summary", "events": burst.get(worker_counts[0], {}).get("events")}
+    for w in worker_counts:
+        summary[f"floor_events_per_s_{w}"] = floors.get(w, {}).get("events_per_s")
+        for name, phase in (("burst", burst), ("sustained", sustained)):
+            r = phase.get(w, {})
+            summary[f"{name}_events_per_s_{w}"] = r.get("events_per_s")
+            summary[f"{name}_events_per_s_searchable_{w}"] = r.get("events_per_s_searchable")
+            summary[f"{name}_ratio_to_floor_{w}"] = r.get("ratio_to_floor")
+        summary[f"sustained_freshness_p50_s_{w}"] = sustained.get(w, {}).get("freshness_p50_s")
+        summary[f"sustained_freshness_p99_s_{w}"] = sustained.get(w, {}).get("freshness_p99_s")
+    if burst.get(1, {}).get("events_per_s") and burst.get(2, {}).get("events_per_s"):
+        summary["ratio_2_over_1"] = round(burst[2]["events_per_s"] / burst[1]["events_per_s"], 3)
+    summary.update({"load_avg": load_avg(), **machine_info()})
+    emit(summary)
+    records.append(summary)
+    save_results(BENCH, records, stamp)
     # A request error is a failure; a slow consolidation is only a number (`consolidated: false`).
     return 1 if any(r.get("errors") for r in records) else 0
 

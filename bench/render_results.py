@@ -25,11 +25,12 @@ from common import REPO_ROOT, RESULTS_DIR  # noqa: E402
 
 MACHINE_KEYS = {"python", "implementation", "cpu_count", "platform", "machine", "cpus"}
 COLUMNS = {
-    "ingest": ["redis", "concurrency", "events", "events_per_s", "p50_ms", "p99_ms", "baseline_events_per_s",
-               "ratio_to_direct", "server_ingest_mean_ms", "errors", "pipeline_drained", "client_cpu_s"],
-    "pipeline": ["workers", "conversations", "events", "seconds", "events_per_s", "chains", "consolidated",
-                 "pending_left", "errors", "warmup_seconds", "warm_children", "omp_threads", "load_avg_before",
-                 "load_avg_after"],
+    "ingest": ["redis", "route", "api_workers", "concurrency", "events_per_s", "p50_ms", "p99_ms", "errors",
+               "status_429", "status_503", "events_2xx", "events_2xx_in_log", "baseline_events_per_s",
+               "ratio_to_direct", "server_ms_per_event", "server_cpu_s", "client_cpu_s", "load_avg_1m"],
+    "pipeline": ["phase", "workers", "events", "seconds", "events_per_s", "events_per_s_searchable",
+                 "freshness_p50_s", "freshness_p99_s", "ratio_to_floor", "chains", "consolidated", "pending_left",
+                 "errors", "omp_threads", "load_avg_before", "load_avg_after"],
     "reads": ["route", "retrieval", "transport", "chains", "requests", "p50_ms", "p95_ms", "p99_ms", "mean_ms",
               "first_request_ms", "ratio_hybrid_to_dense", "baseline_direct_p50_ms", "ratio_http_to_direct", "pool",
               "omp_threads", "load_avg_before"],
@@ -134,12 +135,13 @@ def plots(by_kind: dict[str, list[dict]], out_dir: Path) -> list[tuple[str, str]
     ingest = by_kind.get("ingest", [])
     if ingest:
         fig, ax = plt.subplots(figsize=(7, 4.5))
-        for redis in sorted({r["redis"] for r in ingest}):
-            rows = sorted((r for r in ingest if r["redis"] == redis), key=lambda r: r["concurrency"])
+        for redis, route in sorted({(r["redis"], r.get("route", "single")) for r in ingest}):
+            rows = sorted((r for r in ingest if r["redis"] == redis and r.get("route", "single") == route),
+                          key=lambda r: r["concurrency"])
             xs = [r["concurrency"] for r in rows]
-            line, = ax.plot(xs, [r["events_per_s"] for r in rows], marker="o", label=f"HTTP ({redis})")
+            line, = ax.plot(xs, [max(r["events_per_s"], 1) for r in rows], marker="o", label=f"{route} ({redis})")
             ax.plot(xs, [r["baseline_events_per_s"] for r in rows], marker="x", linestyle="--",
-                    color=line.get_color(), label=f"direct baseline ({redis})")
+                    color=line.get_color(), label=f"direct floor, {route} ({redis})")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("concurrent clients")
@@ -152,8 +154,9 @@ def plots(by_kind: dict[str, list[dict]], out_dir: Path) -> list[tuple[str, str]
     pipeline = by_kind.get("pipeline", [])
     if pipeline:
         fig, ax = plt.subplots(figsize=(5, 4))
-        rows = sorted(pipeline, key=lambda r: r["workers"])
-        ax.bar([str(r["workers"]) for r in rows], [r["events_per_s"] for r in rows], color="tab:blue")
+        rows = sorted(pipeline, key=lambda r: (r.get("phase", ""), r["workers"]))
+        ax.bar([f"{r.get('phase', '')} {r['workers']}" for r in rows], [r.get("events_per_s") or 0 for r in rows],
+               color="tab:blue")
         ax.set_xlabel("worker processes (celery -c)")
         ax.set_ylabel("events/s to consolidated chains")
         ax.set_title("Pipeline throughput")

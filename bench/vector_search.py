@@ -1,10 +1,12 @@
-"""Chain-vector search: SQLite exact search vs Milvus Lite, the two embedded choices of SPEC S0/S9.
+"""Chain-vector search: SQLite exact search vs Milvus Lite (the two embedded choices of SPEC S0/S9) and the
+Milvus standalone server of production (2.3.5 from the `milvus` wheel, started here on free ports).
 
 Run from the repo root:
 
     python bench/vector_search.py            # N = 1k and 10k vectors per user
     python bench/vector_search.py --quick    # N = 1k only, fewer queries and writes
     python bench/vector_search.py --engines sqlite,milvus_lite
+    python bench/vector_search.py --engines sqlite,milvus_lite,milvus_server --sizes 10000,100000  # issue 17
 
 For each engine and N it inserts N random L2-normalised 384-d vectors for one user, plus N more spread
 over 20 other users (10 in the same tenant, 10 with the same user id in other tenants, so the scope
@@ -65,10 +67,17 @@ def _noise_scopes() -> list[UserScope]:
     return same_tenant + other_tenants
 
 
+_SERVER_URI: str | None = None  # the Milvus server of this run (main starts it when an engine needs it)
+
+
 def _open(engine: str, where: Path):
     if engine == "sqlite":
         return SqliteVectors(where / "vectors.sqlite3", DIM)
     from athena_core.stores.vectors.milvus_vectors import MilvusVectors
+
+    if engine == "milvus_server":  # AUTOINDEX on 2.3 = HNSW; a collection per run, dropped after it
+        assert _SERVER_URI is not None
+        return MilvusVectors(_SERVER_URI, DIM, collection="bench_" + where.name.replace("-", "_"))
 
     index_type = "FLAT" if engine == "milvus_lite_flat" else "AUTOINDEX"  # Lite: AUTOINDEX = FAISS HNSW
     return MilvusVectors(str(where / "m.db"), DIM, index_type=index_type)
@@ -132,6 +141,8 @@ def run_engine(engine: str, n: int, queries: int, single_writes: int, seed: int)
         start = time.perf_counter()
         index.search(TARGET, qs[1], limit=10)
         cold_first = time.perf_counter() - start
+        if engine == "milvus_server":
+            index.client.drop_collection(index.collection)
         index.close()
         return {
             "bench": "vector_search", "engine": engine,
@@ -300,21 +311,40 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="N = 1k only, 20 queries, fewer writes")
     parser.add_argument("--engines", default="sqlite,milvus_lite,milvus_lite_flat",
-                        help="comma list of sqlite, milvus_lite (AUTOINDEX), milvus_lite_flat (exact FLAT)")
+                        help="comma list of sqlite, milvus_lite (AUTOINDEX), milvus_lite_flat (exact FLAT), "
+                             "milvus_server (Milvus 2.3.5 standalone, started here)")
     parser.add_argument("--queries", type=int, default=None)
+    parser.add_argument("--sizes", default=None, help="comma list of N (vectors of the searched user)")
     args = parser.parse_args()
     sizes = [1000] if args.quick else [1000, 10_000]
+    if args.sizes:
+        sizes = [int(x) for x in args.sizes.split(",")]
     queries = args.queries or (20 if args.quick else 50)
     single_writes = 30 if args.quick else 200
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     logging.getLogger("pymilvus").setLevel(logging.CRITICAL)
 
+    server = None
+    if "milvus_server" in engines:
+        from athena_devtools.engine_servers import MilvusServerProcess
+
+        global _SERVER_URI
+        server_dir = Path(tempfile.mkdtemp(prefix="athena-bench-milvus-server-"))
+        server = MilvusServerProcess(server_dir).start()
+        _SERVER_URI = server.uri
     rows: dict[tuple[str, int], dict] = {}
-    for n in sizes:
-        for engine in engines:
-            row = run_engine(engine, n, queries, single_writes, seed=n)
-            rows[(row["engine"], n)] = row
-            print(json.dumps(row), flush=True)
+    try:
+        for n in sizes:
+            for engine in engines:
+                row = run_engine(engine, n, queries, single_writes, seed=n)
+                if engine == "milvus_server":
+                    row["server"] = "Milvus standalone 2.3.5 (milvus wheel), same machine"
+                rows[(row["engine"], n)] = row
+                print(json.dumps(row), flush=True)
+    finally:
+        if server is not None:
+            server.stop()
+            shutil.rmtree(server_dir, ignore_errors=True)
     if "sqlite" in engines:
         n_mp = 1000 if args.quick else 10_000
         writes = 200 if args.quick else 1000
@@ -327,7 +357,7 @@ def main() -> None:
     summary: dict[str, object] = {"bench": "vector_search_summary"}
     for n in sizes:
         s = rows.get(("sqlite", n))
-        for engine in ("milvus_lite", "milvus_lite_flat"):
+        for engine in ("milvus_lite", "milvus_lite_flat", "milvus_server"):
             m = rows.get((engine, n))
             if not (s and m):
                 continue
@@ -336,7 +366,7 @@ def main() -> None:
                 summary[f"{engine}_over_sqlite_{key}_{n}"] = round(m[key] / s[key], 3) if s[key] else None
     if len(sizes) > 1:
         low, high = sizes[0], sizes[-1]
-        for engine in ("sqlite", "milvus_lite", "milvus_lite_flat"):
+        for engine in ("sqlite", "milvus_lite", "milvus_lite_flat", "milvus_server"):
             a, b = rows.get((engine, low)), rows.get((engine, high))
             if a and b:
                 summary[f"{engine}_p50_growth_{high}_over_{low}"] = round(b["search_p50_ms"] / a["search_p50_ms"], 2)

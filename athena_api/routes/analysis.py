@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
 from athena_api.dependencies import FactsDep, RuntimeDep, SessionDep
+from athena_core.ltm.retrieval import GraphView
 from athena_core.models.chains import HeatFactors
 from athena_core.models.chains import Chain
 from athena_core.models.events import utc_now
@@ -76,7 +77,7 @@ def get_segments(
     return runtime.documents.recent_chains(session.scope.user_scope, limit=limit, status=None)
 
 
-@router.get("/graph")
-def graph(session: SessionDep, facts: FactsDep, depth: Annotated[int, Query(ge=1, le=2)] = 1) -> dict:
+@router.get("/graph", response_model=GraphView)
+def graph(session: SessionDep, facts: FactsDep, depth: Annotated[int, Query(ge=1, le=2)] = 1) -> GraphView:
     """The user's facts around their own node: {nodes, edges} (edges ≥ the confidence floor)."""
     return facts.graph_view(session.scope.user_scope, depth)

@@ -12,6 +12,7 @@ from athena_core.ltm.retrieval import FactView
 from athena_core.models.events import WindowEvent, utc_now
 from athena_core.mtm.recall import ChainPage
 from athena_core.retrieval.hybrid_search import SearchHit
+from athena_core.retrieval.time_cues import parse_time_cues
 
 router = APIRouter(prefix="/api/v1/sessions/{session_id}", tags=["context"])
 
@@ -21,8 +22,8 @@ class ContextResponse(BaseModel):
     stm_events: list[WindowEvent]
     stm_source: str  # redis | rebuilt | event_log
     relevant_pages: list[ChainPage]
-    facts: list[FactView]
-    user_persona: list[str]
+    facts: list[FactView]  # each with valid_at, first_valid_at, is_current, is_initial, evidence_event_ids
+    user_persona: list[str]  # the user's strongest current facts as sentences ("Uses Go.")
 
 
 class SearchRequest(BaseModel):
@@ -36,6 +37,8 @@ class SearchRequest(BaseModel):
     filter: dict[str, str] | None = Field(
         default=None, description="Metadata pairs that must all be equal: an event matches by its own metadata "
                                   "or its session's; a chain by its sessions' metadata or any of its events'")
+    include_facts: bool = Field(
+        default=True, description="false: no graph facts, only events and chains (what facts add is then measurable)")
 
     @field_validator("query")
     @classmethod
@@ -57,13 +60,14 @@ def get_context(
     pages: Annotated[int, Query(ge=0, le=50)] = 5,
 ) -> ContextResponse:
     user = session.scope.user_scope
+    now = utc_now()
     events, source = runtime.stm.read(session.scope, limit)
     return ContextResponse(
         session_id=session.session_id,
         stm_events=events,
         stm_source=source,
-        relevant_pages=reader.relevant_pages(user, query, pages, utc_now(), rank=search.rank_chains),
-        facts=facts.facts(user, query),
+        relevant_pages=reader.relevant_pages(user, query, pages, now, rank=search.rank_chains),
+        facts=facts.facts(user, query, order=parse_time_cues(query, now).value_order if query.strip() else None),
         user_persona=facts.persona(user),
     )
 
@@ -77,4 +81,5 @@ def search_memory(body: SearchRequest, session: SessionDep, search: SearchDep, r
                        field="max_tokens")
     limit = body.limit or (settings.search_max_results if body.max_tokens else 5)
     return search.search(session.scope.user_scope, body.query, utc_now(), limit=limit, max_tokens=body.max_tokens,
-                         similarity_threshold=body.similarity_threshold, metadata_filter=body.filter)
+                         similarity_threshold=body.similarity_threshold, metadata_filter=body.filter,
+                         include_facts=body.include_facts)

@@ -6,9 +6,14 @@ counts independent observations. `prepare` (the extraction, an LLM call) and `co
 are separate so the promoter can hold the user's write lock, and check the purge fence, only around the write.
 
 Extraction reads the summary and, given an event log, the chain's verbatim turns (user and agent messages,
-newest first, at most `TURN_TOKEN_BUDGET` tokens): each fact's `valid_at` is then its source turn's
-timestamp and it keeps that turn's event id (`evidence_event_ids`); a fact only the summary states keeps
-the chain's last event as `valid_at` (SPEC S6.1).
+newest first, at most `ATHENA_EXTRACTION_TURN_TOKENS` tokens, default `TURN_TOKEN_BUDGET`): each fact's
+`valid_at` is then its source turn's timestamp and it keeps that turn's event id (`evidence_event_ids`);
+a fact only the summary states keeps the chain's last event as `valid_at` (SPEC S6.1).
+
+What counts as one observation (`weight`): a fact read from a turn is observed once per turn that states
+it (observation id `turn:<event id>`), so a chain that grew by a merge and is promoted again adds only its
+new turns, and a chain imported whole counts each session that said it; a fact only the summary states
+counts once per chain content, as before.
 """
 from __future__ import annotations
 

@@ -74,6 +74,13 @@ def chain_id_for(first_event: Event) -> str:
     return "chn_" + first_event.event_id.split("_", 1)[-1]
 
 
+def search_text_of(formation: ChainFormation) -> str:
+    """The text a new chain's vector would embed (`Chain.search_text`): the segment is compared with
+    candidate chains in the form their stored vectors have, and its own vector is reused when it is indexed."""
+    entities = ", ".join(union_entities([], formation.entities))
+    return f"{formation.topic}. {formation.summary}" + (f" ({entities})" if entities else "")
+
+
 def transcript_of(events: list[Event]) -> list[TranscriptLine]:
     return [TranscriptLine(role=e.role.value, type=e.type.value, content=e.content, timestamp=e.timestamp)
             for e in events]
@@ -106,12 +113,20 @@ class ChainFormer:
         self.embedder = embedder
         self.settings = settings
         self.calibration = calibration_for(settings, embedder.model_name)
+        self._written: set[str] = set()  # chains this former wrote: their stored vector may be stale
 
-    def form(self, scope: AgentScope, events: list[Event], now: datetime) -> FormationOutcome:
-        """Turn one finished segment (chronological, all pending) into a chain, a merge, or a rejection."""
+    def formation(self, events: list[Event], tenant_id: str) -> ChainFormation:
+        """The LLM's formation of a segment (what `form` starts with): a caller forming several segments
+        may take them first and embed their `search_text_of` in one batch, then pass each to `form`."""
+        return self._formation(events, tenant_id)
+
+    def form(self, scope: AgentScope, events: list[Event], now: datetime,
+             formation: ChainFormation | None = None) -> FormationOutcome:
+        """Turn one finished segment (chronological, all pending) into a chain, a merge, or a rejection;
+        `formation`: this segment's, when the caller already has it (`formation`)."""
         user = scope.user_scope
         segment_ids = {e.event_id for e in events}
-        formation = self._formation(events, scope.tenant_id)
+        formation = formation or self._formation(events, scope.tenant_id)
         lines = transcript_of(events)
         quality = score_segment(lines, formation.summary, formation.topic, formation.entities,
                                 self.settings.quality_mode)
@@ -120,7 +135,7 @@ class ChainFormer:
             metrics.FORMATION_OUTCOMES.labels("rejected").inc()
             return FormationOutcome("rejected", None, quality)
 
-        candidates = self._candidates(scope, events[0].timestamp, f"{formation.topic}. {formation.summary}")
+        candidates = self._candidates(scope, events[0].timestamp, search_text_of(formation))
         for chain, _ in candidates.values():
             if segment_ids <= set(chain.event_ids):  # a retry after the chain was written
                 self.documents.mark_events(scope, sorted(segment_ids), EventStatus.consolidated, chain.chain_id)
@@ -148,6 +163,7 @@ class ChainFormer:
             chain = self._build(scope, existing.chain_id, union, merged_formation, merged_quality, existing, now)
             kind = "merged"
         self.documents.upsert_chain(chain)
+        self._written.add(chain.chain_id)
         self.documents.mark_events(scope, sorted(segment_ids), EventStatus.consolidated, chain.chain_id)
         metrics.FORMATION_OUTCOMES.labels(kind).inc()
         return FormationOutcome(kind, chain.chain_id, chain.quality)
@@ -172,8 +188,13 @@ class ChainFormer:
         chains = [c for c in chains if c.status == ChainStatus.active]
         if not chains:
             return {}
-        summaries = self.embedder.embed([f"{c.topic}. {c.summary}" for c in chains])
-        return {c.chain_id: (c, cosine_similarity(vector, v)) for c, v in zip(chains, summaries)}
+        # A chain's summary vector as the index stores it (its `search_text`, the same form as `text`), so
+        # no summary is embedded twice; chains not indexed yet, or rewritten by this former, are embedded.
+        stored = self.vectors.vectors_of(user, [c.chain_id for c in chains if c.chain_id not in self._written])
+        missing = [c for c in chains if c.chain_id not in stored]
+        if missing:
+            stored.update(zip([c.chain_id for c in missing], self.embedder.embed([c.search_text for c in missing])))
+        return {c.chain_id: (c, cosine_similarity(vector, stored[c.chain_id])) for c in chains}
 
     def _build(
         self, scope: AgentScope, chain_id: str, events: list[Event], formation: ChainFormation,

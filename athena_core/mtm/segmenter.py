@@ -8,8 +8,10 @@ gate over the two messages' embeddings, with the LLM only in the gray zone.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from athena_core.models.events import Event, EventRole, EventType
 from athena_core.mtm.topic_breaks import (
@@ -76,22 +78,28 @@ class BreakDetector:
     """The break gate of SPEC S4 over real embeddings, with LLM arbitration in the gray zone."""
 
     def __init__(
-        self, embedder: Embedder, llm: LLMProvider, *, high: float = 0.72, low: float = 0.52, tenant_id: str = ""
+        self, embedder: Embedder, llm: LLMProvider, *, high: float = 0.72, low: float = 0.52, tenant_id: str = "",
+        vectors: Mapping[str, np.ndarray] | None = None,
     ) -> None:
+        """`vectors`: event id → the message's stored vector (arrival indexing embedded it already); a
+        message not in it is embedded."""
         self.embedder = embedder
         self.llm = llm
         self.high = high
         self.low = low
         self.tenant_id = tenant_id
+        self.vectors = vectors or {}
+
+    def _vector(self, event: Event) -> np.ndarray:
+        known = self.vectors.get(event.event_id)
+        return known if known is not None else self.embedder.embed([event.content])[0]
 
     def __call__(self, previous: Event, current: Event, context: list[Event] | None = None) -> BreakDecision:
         """Gate the two newest user messages; in the gray zone the LLM also sees the open segment's tail."""
         if should_skip(previous.metadata, current.metadata):
             return BreakDecision.SKIP
-        vectors = self.embedder.embed([previous.content, current.content])
-        decision = decision_for_gate(
-            gate_by_cosine(cosine_similarity(vectors[0], vectors[1]), high=self.high, low=self.low)
-        )
+        decision = decision_for_gate(gate_by_cosine(
+            cosine_similarity(self._vector(previous), self._vector(current)), high=self.high, low=self.low))
         if decision is not BreakDecision.GRAY_ZONE:
             return decision
         recent = [e.content for e in (context or []) if e.event_id != previous.event_id]

@@ -25,11 +25,12 @@ class EvidenceIndex:
         self.sentence_min_words = sentence_min_words  # `search_sentence_min_words`; 0: no sentence vectors
 
     def index(self, scope: UserScope, chains: list[Chain], events: list[Event]) -> int:
-        """Index active chains and their events (events with empty content are kept out); returns events indexed."""
-        if not chains:
-            return 0
-        self.chain_vectors.upsert_many(scope, [c.chain_id for c in chains],
-                                       self.embedder.embed([c.search_text for c in chains]))
+        """Index active chains and events, either may be empty: events are indexed as they arrive, pending or
+        not (issue 15), chains when formed or merged. Events with empty content are kept out; returns events
+        indexed."""
+        if chains:
+            self.chain_vectors.upsert_many(scope, [c.chain_id for c in chains],
+                                           self.embedder.embed([c.search_text for c in chains]))
         texts = [e for e in events if e.content.strip()]
         if texts:
             ids, bodies = [e.event_id for e in texts], [e.content for e in texts]
@@ -41,6 +42,12 @@ class EvidenceIndex:
         self.lexical.upsert(scope, [LexicalDoc(c.chain_id, "chain", c.search_text) for c in chains] +
                             [LexicalDoc(e.event_id, "event", e.content) for e in texts])
         return len(texts)
+
+    def remove_events(self, scope: UserScope, event_ids: list[str]) -> None:
+        """Events that must not be found (a rejected segment's, when `index_rejected_events` is off)."""
+        if event_ids:
+            self.event_vectors.delete(scope, event_ids + [s for e in event_ids for s in sentence_vector_ids(e)])
+            self.lexical.delete(scope, "event", event_ids)
 
     def remove(self, scope: UserScope, chains: list[Chain]) -> None:
         """Archived chains leave every index (their knowledge stays in the graph, SPEC S7)."""

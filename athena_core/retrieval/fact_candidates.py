@@ -1,44 +1,66 @@
 """Graph retrieval for a search (S6.4): facts around the entities the query names or its top chains
-mention, and the user's own facts sharing a word with the query, each with its history."""
+mention, and the user's own facts sharing a word with the query, each with its history.
+
+Facts are ranked like chains and events, by reciprocal rank fusion of two lists, so a fact lands among
+them by how well it matches, not after them: ``graph`` (the traversal's S6.4 order: weight, heat; then
+the other values of each (subject, relation) found) and ``lexical`` (the facts whose statement shares
+query words, most shared first). Both count at `search_weight_graph`. For a (subject, relation) that
+changed over time, every value it had joins, each marked current or initial, and a "currently" /
+"first" cue in the query puts the value it asks for ahead of the others in both lists.
+"""
 from __future__ import annotations
 
+from athena_core.ltm.fact_timeline import Order, mark_timeline, order_by_cue
 from athena_core.ltm.retrieval import FactRetriever, statement
 from athena_core.models.ontology import Fact
 from athena_core.models.scope import UserScope
-from athena_core.retrieval.fusion import rank_bonus
+from athena_core.retrieval.fusion import reciprocal_rank_fusion
 from athena_core.retrieval.lexical_terms import search_terms
-from athena_core.retrieval.rendering import fact_timeline, render_fact
+from athena_core.retrieval.rendering import render_fact
 from athena_core.retrieval.search_hit import Candidate, SearchHit, TimeSpan
-from athena_core.stores.graph.port import GraphStore
 from athena_core.text.stemming import stem
 
 
-def shares_a_term(text: str, terms: list[str]) -> bool:
-    """A light lexical check: a query term in the text, compared by stem (plurals and tenses meet)."""
+def shared_terms(text: str, terms: list[str]) -> int:
+    """How many query terms the text holds, compared by stem (plurals and tenses meet)."""
     stems = {stem(w) for w in search_terms(text, max_terms=10_000)}
-    return any(stem(t) in stems for t in terms)
+    return len({stem(t) for t in terms} & stems)
 
 
-def fact_candidates(facts: FactRetriever, graph: GraphStore, scope: UserScope, query: str,
-                    chain_entities: list[str], *, weight: float, rrf_k: int) -> list[Candidate]:
-    """Facts around the entities the query names or the top chains mention (S6.4 order), then the
-    user's own facts that share a word with the query; for each (subject, relation) found, every value
-    it had over time, so that the initial and the current value both show. Scored by rank (RRF)."""
+def shares_a_term(text: str, terms: list[str]) -> bool:
+    """A light lexical check: a query term in the text, compared by stem."""
+    return shared_terms(text, terms) > 0
+
+
+def term_ranking(facts: list[Fact], terms: list[str]) -> list[Fact]:
+    """The facts whose statement shares a query word, most shared first (stable: S6.4 order breaks ties)."""
+    overlap = {f.edge_id: shared_terms(statement(f), terms) for f in facts}
+    return sorted((f for f in facts if overlap[f.edge_id] > 0), key=lambda f: -overlap[f.edge_id])
+
+
+def fact_candidates(facts: FactRetriever, scope: UserScope, query: str, chain_entities: list[str], *,
+                    weight: float, rrf_k: float, order: Order | None = None) -> list[Candidate]:
+    """The graph's facts as search candidates, scored by RRF over the `graph` and `lexical` lists (each at
+    `weight`), each with its dates, its current/initial marks and the event ids of its evidence."""
     terms = search_terms(query)
     named = facts.entity_facts(scope, query, chain_entities)
     own = [f for f in facts.user_facts(scope) if shares_a_term(statement(f), terms)]
     found = list({f.edge_id: f for f in [*named, *own]}.values())
-    history: dict[str, Fact] = {f.edge_id: f for f in found}
-    for subject, relation in list(dict.fromkeys((f.subject.id, f.relation) for f in found))[:5]:
-        for fact in graph.facts_about(scope, subject, relation):
-            history.setdefault(fact.edge_id, fact)
-    labels = fact_timeline(list(history.values()))
+    if not found:
+        return []
+    history = list({f.edge_id: f for f in [*found, *facts.history(scope, found)]}.values())
+    marks = mark_timeline(history)
+    by_id = {f.edge_id: f for f in history}
+    rankings = {name: [f.edge_id for f in order_by_cue(ranking, marks, lambda f: f.edge_id, order)]
+                for name, ranking in (("graph", history), ("lexical", term_ranking(history, terms)))}
     out = []
-    for rank, fact in enumerate(history.values(), start=1):
+    for fused in reciprocal_rank_fusion(rankings, {"graph": weight, "lexical": weight}, rrf_k):
+        fact, mark = by_id[fused.key], marks.get(fused.key)
         out.append(Candidate(SearchHit.model_construct(
-            content=render_fact(fact, labels.get(fact.edge_id)), similarity_score=None,
-            score=rank_bonus(rank, weight, rrf_k),
+            content=render_fact(fact, mark), similarity_score=None, score=fused.score,
             source_type="fact", source_id=fact.edge_id, timestamp=fact.valid_at,
-            time_span=TimeSpan.model_construct(start=fact.first_valid_at, end=fact.valid_at), retrievers=["graph"],
+            time_span=TimeSpan.model_construct(start=fact.first_valid_at, end=fact.valid_at),
+            retrievers=fused.retrievers, valid_at=fact.valid_at, first_valid_at=fact.first_valid_at,
+            is_current=mark.is_current if mark else True, is_initial=mark.is_initial if mark else True,
             evidence_event_ids=list(fact.evidence_event_ids))))
     return out

@@ -1,7 +1,7 @@
 """Hybrid search (issue 7; SPEC S2 SearchMemory, GetContext with a query, S6.4).
 
 Four retrievers, each a ranked list from its own index, all scoped to the user:
-- ``lexical``: BM25 over the verbatim text of consolidated events (names, numbers, rare words);
+- ``lexical``: BM25 over the verbatim text of events, pending or consolidated (names, numbers, rare words);
 - ``dense``: cosine over the events' vectors (same meaning, other words); a long event also has one
   vector per sentence and ranks by its best part (`sentences.py`);
 - chain level (``lexical`` and ``dense`` over chain summaries): which topics the query is about. A chain
@@ -92,8 +92,7 @@ class HybridSearch:
         chain_cosine = {h.chain_id: h.similarity for h in chain_dense}
 
         events = {e.event_id: e for e in self.documents.get_events(
-            scope, list(dict.fromkeys([*event_lexical, *cosine])))
-            if e.status == EventStatus.consolidated and e.chain_id}
+            scope, list(dict.fromkeys([*event_lexical, *cosine]))) if self._findable(e.status, e.chain_id)}
         chain_ids = list(dict.fromkeys([*chain_lexical, *chain_cosine, *(e.chain_id for e in events.values())]))
         chains = {c.chain_id: c for c in self.documents.get_chains(scope, chain_ids) if c.status == ChainStatus.active}
         keep_event = None
@@ -106,12 +105,15 @@ class HybridSearch:
             {"dense": s.search_weight_dense, "lexical": s.search_weight_lexical}, k)
         chain_rank = {f.key: rank for rank, f in enumerate(chain_fused, start=1)}
         event_fused = reciprocal_rank_fusion(
-            {"lexical": [e for e in event_lexical if e in events and events[e].chain_id in chains],
-             "dense": [e for e in event_dense if e in events and events[e].chain_id in chains]},
+            {"lexical": [e for e in event_lexical if e in events and self._chain_kept(events[e].chain_id, chains)],
+             "dense": [e for e in event_dense if e in events and self._chain_kept(events[e].chain_id, chains)]},
             {"lexical": s.search_weight_lexical, "dense": s.search_weight_dense}, k)
 
-        event_scores = with_neighbours(self.documents, scope, event_fused, events, chains,
-                                       s.search_weight_neighbour, keep_event)
+        event_scores = with_neighbours(self.documents, scope, [f for f in event_fused if events[f.key].chain_id],
+                                       events, chains, s.search_weight_neighbour, keep_event)
+        for f in event_fused:  # events not in a chain yet (pending, rejected) rank alike, without neighbours
+            if not events[f.key].chain_id:
+                event_scores[f.key] = (f.score, list(f.retrievers))
 
         candidates: list[Candidate] = []
         for fused in chain_fused:
@@ -130,21 +132,34 @@ class HybridSearch:
                 similarity_score=rounded(cosine.get(event.event_id)), score=score,
                 source_type="event", source_id=event.event_id, timestamp=event.timestamp,
                 time_span=TimeSpan.model_construct(start=event.timestamp, end=event.timestamp), retrievers=retrievers,
-                chain_id=event.chain_id, topic=chains[event.chain_id].topic, role=event.role.value), event.chain_id,
+                chain_id=event.chain_id, topic=chains[event.chain_id].topic if event.chain_id else None,
+                role=event.role.value), event.chain_id,
                 event.content))
+        cues = parse_time_cues(query, now)
         if with_facts and self.facts is not None and s.search_weight_graph > 0:
             top_entities = [e for f in chain_fused[:3] for e in chains[f.key].entities]
-            candidates += fact_candidates(self.facts, self.graph, scope, query, top_entities,
-                                          weight=s.search_weight_graph, rrf_k=k)
+            candidates += fact_candidates(self.facts, scope, query, top_entities, weight=s.search_weight_graph,
+                                          rrf_k=k, order=cues.value_order)
         if vector is not None:
             self._fill_cosine(scope, vector, candidates)
-        apply_time_cues(candidates, parse_time_cues(query, now), weight=s.search_weight_time, rrf_k=k,
-                        rerank=s.search_time_rerank)
+        apply_time_cues(candidates, cues, weight=s.search_weight_time, rrf_k=k, rerank=s.search_time_rerank)
         if s.search_length_prior:
             for c in candidates:  # a longer turn holds more evidence (and may be cut to an excerpt later)
                 c.hit.score *= max(approx_tokens(c.hit.content), 1) ** s.search_length_prior
         candidates.sort(key=lambda c: -c.hit.score)
         return candidates, chains
+
+    @staticmethod
+    def _chain_kept(chain_id: str | None, chains: dict[str, Chain]) -> bool:
+        """An event not in a chain yet stands alone; one in a chain only while the chain is kept."""
+        return chain_id is None or chain_id in chains
+
+    def _findable(self, status: EventStatus, chain_id: str | None) -> bool:
+        """Events are searchable as they arrive (SPEC S2 freshness): pending ones alike with consolidated
+        ones, and a rejected segment's unless `index_rejected_events` is off (issue 15)."""
+        if status == EventStatus.consolidated:
+            return bool(chain_id)
+        return status == EventStatus.pending or self.settings.index_rejected_events
 
     def _event_dense(self, scope: UserScope, vector, n: int) -> tuple[list[str], dict[str, float]]:
         """The `n` events nearest the query by their best part — the event's own vector or one of its
@@ -178,8 +193,9 @@ class HybridSearch:
     def search(
         self, scope: UserScope, query: str, now: datetime, *, limit: int, max_tokens: int | None = None,
         similarity_threshold: float | None = None, metadata_filter: dict[str, str] | None = None,
+        include_facts: bool = True,
     ) -> list[SearchHit]:
-        candidates, chains = self._rank(scope, query, now, metadata_filter, with_facts=True)
+        candidates, chains = self._rank(scope, query, now, metadata_filter, with_facts=include_facts)
         if similarity_threshold is not None:
             # the threshold is on cosine, which every event and chain result has; facts have none and stay
             candidates = [c for c in candidates

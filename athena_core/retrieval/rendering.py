@@ -2,9 +2,9 @@
 relation that changed over time shows which value was the initial one and which is current."""
 from __future__ import annotations
 
-from collections import defaultdict
 from datetime import datetime
 
+from athena_core.ltm.fact_timeline import TimelineMark
 from athena_core.ltm.retrieval import statement
 from athena_core.models.chains import Chain
 from athena_core.models.ontology import Fact
@@ -19,24 +19,17 @@ def render_chain(chain: Chain) -> str:
     return f"[{render_span(chain.started_at, chain.last_event_at)}] {chain.summary}"
 
 
-def fact_timeline(facts: list[Fact]) -> dict[str, str]:
-    """edge id → "initially" / "currently" where a subject's relation had several values over time.
-
-    Ordered by valid_at (SPEC S6): the first value observed is the initial one, the last the current one.
-    """
-    groups: dict[tuple[str, str], list[Fact]] = defaultdict(list)
-    for fact in facts:
-        groups[(fact.subject.id, fact.relation)].append(fact)
-    labels: dict[str, str] = {}
-    for group in groups.values():
-        if len({f.object.id for f in group}) < 2:
-            continue
-        ordered = sorted(group, key=lambda f: (f.first_valid_at, f.valid_at))
-        labels[ordered[0].edge_id] = "initially"
-        labels[max(group, key=lambda f: (f.valid_at, f.first_valid_at)).edge_id] = "currently"
-    return labels
+def timeline_label(mark: TimelineMark | None) -> str | None:
+    """"initially" / "currently" for a value of a (subject, relation) that had several; None otherwise."""
+    if mark is None or not mark.changed or not (mark.is_initial or mark.is_current):
+        return None
+    if mark.is_initial and mark.is_current:
+        return "initially and currently"
+    return "initially" if mark.is_initial else "currently"
 
 
-def render_fact(fact: Fact, label: str | None) -> str:
+def render_fact(fact: Fact, mark: TimelineMark | None) -> str:
+    """"[6 January 2025 – 1 March 2025] initially: user works on apollo"."""
     span = render_span(fact.first_valid_at, fact.valid_at)
+    label = timeline_label(mark)
     return f"[{span}] {label + ': ' if label else ''}{statement(fact)}"

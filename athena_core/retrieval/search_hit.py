@@ -33,6 +33,10 @@ class SearchHit(BaseModel):
     tokens: int = 0
     excerpt: bool = False  # content is the event's best-matching sentences, not all of it (`…` marks cuts)
     evidence_event_ids: list[str] | None = None  # facts: the event-log ids of the turns they came from
+    valid_at: datetime | None = None  # facts: the newest evidence
+    first_valid_at: datetime | None = None  # facts: the oldest evidence
+    is_current: bool | None = None  # facts: the newest value of its (subject, relation) (True if only one)
+    is_initial: bool | None = None  # facts: the first value of its (subject, relation) (True if only one)
 
 
 @dataclass

@@ -2,7 +2,10 @@
 
 "last May", "two weeks ago", "yesterday", "in 2023" → a window of evidence times, resolved against `now`
 (the time of the request). "first", "initially", "used to" → the earliest evidence; "currently", "now",
-"latest" → the newest. "when …" asks for a time, so the evidence must show its date (every result does).
+"latest", "these days" → the newest. The same cues pick which value of a fact that changed over time a
+query asks for (`value_order`), and so do "previously", "formerly" and a closing "before" ("what did I
+use before?", "before switching"): those ask for an earlier value, but are too common in questions about
+events ("what did she do before the trip?") to re-rank all evidence by time. "when …" asks for a time, so the evidence must show its date (every result does).
 Pure and language-level only: it knows calendar words, nothing about any dataset.
 """
 from __future__ import annotations
@@ -26,6 +29,8 @@ _WHEN = re.compile(r"\b(when|what (day|date|month|year|time)|how long ago|since 
 _EARLIEST = re.compile(r"\b(first|initial|initially|originally|original|earliest|used to|at the start)\b")
 _LATEST = re.compile(r"\b(currently|current|now|nowadays|latest|most recent|most recently|these days|lately|"
                      r"last time|anymore|still)\b")
+_EARLIER_VALUE = re.compile(r"\b(previously|formerly|before\s*[?.!]*$|before (that|this|then|now|switching|"
+                            r"moving|migrating|changing|the switch|the change))")
 _AGO = re.compile(r"\b(\d+|" + "|".join(_NUMBERS) + r")\s+(day|week|month|year)s?\s+ago\b")
 _LAST_UNIT = re.compile(r"\b(last|past|previous|this)\s+(week|month|year)\b")
 _WEEKDAY = re.compile(r"\b(last|this|on)?\s*(" + "|".join(_WEEKDAYS) + r")\b")
@@ -39,6 +44,7 @@ class TimeCues:
     window: tuple[datetime, datetime] | None = None  # [start, end) in the timezone of `now`
     order: Order | None = None
     asks_when: bool = False
+    value_order: Order | None = None  # which value of a fact that changed: the current or the initial one
 
     @property
     def any(self) -> bool:
@@ -109,7 +115,8 @@ def parse_time_cues(query: str, now: datetime) -> TimeCues:
     elif _LATEST.search(text):
         order = "latest"
     window = _window(text, now)
-    return TimeCues(window=window, order=order, asks_when=bool(_WHEN.search(text)))
+    value_order = order or ("earliest" if _EARLIER_VALUE.search(text) else None)
+    return TimeCues(window=window, order=order, asks_when=bool(_WHEN.search(text)), value_order=value_order)
 
 
 _MONTH_NAMES = tuple(calendar.month_name)

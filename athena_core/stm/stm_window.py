@@ -75,6 +75,21 @@ class StmWindow:
         slot = WindowEvent.from_event(event).model_dump_json()
         return int(self._push(keys=[stm_key(scope)], args=[slot, self.window, self.ttl_s, event.event_id]))
 
+    def push_many(self, pushes: list[tuple[AgentScope, Event]]) -> list[int | Exception]:
+        """`push` for several events in one Redis round trip (a pipeline, in order); a failed push is
+        returned as its exception in its place, so one bad script call does not hide the others."""
+        calls = [(stm_key(scope), WindowEvent.from_event(event).model_dump_json(), event.event_id)
+                 for scope, event in pushes]
+        for _ in range(2):  # EVALSHA by itself (no SCRIPT EXISTS round trip); once more after a NOSCRIPT
+            pipe = self.redis.pipeline(transaction=False)
+            for key, slot, event_id in calls:
+                pipe.evalsha(self._push.sha, 1, key, slot, self.window, self.ttl_s, event_id)
+            results = pipe.execute(raise_on_error=False)
+            if not any(isinstance(r, redis.exceptions.NoScriptError) for r in results):
+                break
+            self._push.sha = self.redis.script_load(PUSH_SCRIPT)  # a restarted Redis forgot the script
+        return results
+
     def read(self, scope: AgentScope, limit: int | None = None) -> tuple[list[WindowEvent], str]:
         """Chronological window and where it came from: `redis`, `rebuilt`, or `event_log` (Redis down).
 

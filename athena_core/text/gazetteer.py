@@ -23,7 +23,7 @@ GAZETTEER: dict[str, str] = {
     "github": "GitHub", "gitlab": "GitLab", "jenkins": "Jenkins", "linux": "Linux", "ubuntu": "Ubuntu",
     "macos": "macOS", "prometheus": "Prometheus", "grafana": "Grafana", "openai": "OpenAI",
     "pytorch": "PyTorch", "tensorflow": "TensorFlow", "numpy": "NumPy", "pandas": "pandas",
-    "jira": "Jira", "vscode": "VS Code", "vim": "Vim",
+    "jira": "Jira", "vscode": "VS Code", "vim": "Vim", "pgx": "pgx", "pgxpool": "pgxpool",
 }
 
 # Gazetteer words that are also everyday English ("go home", "rust on the bike", "react to").

@@ -1,4 +1,4 @@
-"""The synchronous write path (SPEC S3): durable event log first, then the STM window, then the pipeline.
+"""The write path (SPEC S3): durable event log first, then the STM window, then the pipeline.
 
 Only the durable write may fail the request (503). A Redis or broker failure after it is logged and
 counted; the event stays `pending` in the log, the window is rebuilt from the log, and the pending
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -40,6 +41,15 @@ class EventDraft:
     mime_type: str | None = None
 
 
+@dataclass(frozen=True)
+class IngestRequest:
+    """One request's events: its session, its validated drafts, and the ids planned for them (or None)."""
+
+    session: Session
+    drafts: list[EventDraft]
+    event_ids: list[str] | None = None
+
+
 class Ingest:
     def __init__(
         self,
@@ -52,15 +62,73 @@ class Ingest:
         self.request_pipeline = request_pipeline
 
     def store(self, session: Session, drafts: list[EventDraft], event_ids: list[str] | None = None) -> list[Event]:
-        """Write the drafts durably, then push them to the window and request the pipeline.
+        """Write one request's drafts durably, then push them to the window and request the pipeline.
 
         `event_ids` (one per draft) are ids planned beforehand, e.g. claimed with an Idempotency-Key:
         those already in the log are not written or pushed again (a retry after the first request's
         append); the others are written now (a retry after a crash before it). Returns the events in
         draft order, as the log holds them.
         """
+        outcome = self.store_group([IngestRequest(session, drafts, event_ids)])[0]
+        if isinstance(outcome, DurableWriteError):
+            raise outcome
+        return outcome
+
+    def store_group(self, requests: list[IngestRequest],
+                    defer_requests: Callable[[list[AgentScope]], None] | None = None,
+                    ) -> list[list[Event] | DurableWriteError]:
+        """Several requests' events in one durable commit, one pipelined window push, one pipeline request
+        per scope (the group commit, SPEC S9). A request's outcome is its events or the error that kept
+        them from the log; when the shared commit fails, each request is retried in its own commit, so
+        one request's failure never refuses another's, and a request's events are stored all or none.
+
+        `defer_requests` takes the scopes whose pipeline runs are to be requested after the answer (SPEC
+        S9 allows publishing off the request path: the pending sweep covers a run request lost in a crash);
+        without it they are requested here, before returning.
+        """
         started = time.perf_counter()
         received_at = utc_now()
+        planned = [self._plan(r, received_at) for r in requests]
+        outcomes: list[list[Event] | DurableWriteError] = [p if isinstance(p, DurableWriteError) else [] for p in planned]
+        writable = [i for i, p in enumerate(planned) if not isinstance(p, DurableWriteError)]
+        new_events = [e for i in writable for e in planned[i][1]]
+        durable = set(writable)
+        try:
+            if new_events:
+                self.documents.append_events(new_events)
+        except Exception as exc:  # noqa: BLE001 - any store failure means "not durable"
+            log.error("durable group write of %d events failed, retrying per request: %s", len(new_events), exc)
+            durable = set()
+            for i in writable:
+                try:
+                    if planned[i][1]:
+                        self.documents.append_events(planned[i][1])
+                    durable.add(i)
+                except Exception as one:  # noqa: BLE001
+                    log.error("durable write failed: %s", one)
+                    outcomes[i] = DurableWriteError(str(one))
+        pushes = [(requests[i].session.scope, e) for i in sorted(durable) for e in planned[i][1]]
+        for (role, type_), count in Counter((e.role.value, e.type.value) for _, e in pushes).items():
+            metrics.EVENTS_INGESTED.labels(role, type_).inc(count)
+        self._push_windows(pushes)
+        # also for a replay: a crash may have cut the first request before its run request
+        scopes = list(dict.fromkeys(requests[i].session.scope for i in sorted(durable)))
+        if defer_requests is not None:
+            defer_requests(scopes)
+        else:
+            for scope in scopes:
+                self.request_pipeline_safely(scope)
+        for i in durable:
+            stored, written, ids = planned[i]
+            by_id = {e.event_id: e for e in written}
+            outcomes[i] = [stored.get(event_id) or by_id[event_id] for event_id in ids]
+        metrics.INGEST_SECONDS.observe(time.perf_counter() - started)
+        return outcomes
+
+    def _plan(self, request: IngestRequest, received_at: datetime
+              ) -> tuple[dict[str, Event], list[Event], list[str]] | DurableWriteError:
+        """(events already in the log by planned id, events to write, every id in draft order)."""
+        session, drafts, event_ids = request.session, request.drafts, request.event_ids
         if event_ids is not None and len(event_ids) != len(drafts):
             raise ValueError(f"{len(event_ids)} planned event ids for {len(drafts)} events")
         stored: dict[str, Event] = {}
@@ -69,10 +137,10 @@ class Ingest:
                 stored = {e.event_id: e for e in self.documents.get_events(session.scope.user_scope, event_ids)}
             except Exception as exc:  # noqa: BLE001 - the log cannot tell what is durable: not accepted
                 log.error("durable read failed: %s", exc)
-                raise DurableWriteError(str(exc)) from exc
+                return DurableWriteError(str(exc))
         ids = event_ids if event_ids is not None else [new_id("evt") for _ in drafts]
-        events = [
-            Event(
+        events = [  # drafts are validated at the door: construct, not re-validate (a sixth of a batch's time)
+            Event.model_construct(
                 event_id=event_id,
                 tenant_id=session.tenant_id,
                 user_id=session.user_id,
@@ -90,30 +158,27 @@ class Ingest:
             for event_id, d in zip(ids, drafts)
             if event_id not in stored
         ]
-        try:
-            if events:
-                self.documents.append_events(events)
-        except Exception as exc:  # noqa: BLE001 - any store failure means "not durable"
-            log.error("durable write failed: %s", exc)
-            raise DurableWriteError(str(exc)) from exc
-        scope = session.scope
-        for event in events:
-            metrics.EVENTS_INGESTED.labels(event.role.value, event.type.value).inc()
-            self._push_window(scope, event)
-        self._request_pipeline(scope)  # also for a replay: a crash may have cut the first request here
-        metrics.INGEST_SECONDS.observe(time.perf_counter() - started)
-        written = {e.event_id: e for e in events}
-        return [stored.get(i) or written[i] for i in ids]
+        return stored, events, ids
 
-    def _push_window(self, scope: AgentScope, event: Event) -> None:
+    def _push_windows(self, pushes: list[tuple[AgentScope, Event]]) -> None:
+        """All of a group's window pushes in one Redis round trip."""
+        if not pushes:
+            return
         try:
-            if self.stm.push(scope, event) > 1:
+            counts = self.stm.push_many(pushes)
+        except Exception as exc:  # noqa: BLE001 - the window is a view; the log has the events
+            metrics.STM_PUSH_FAILURES.inc(len(pushes))
+            log.warning("STM push of %d events failed (they stay durable): %s", len(pushes), exc)
+            return
+        for (scope, event), count in zip(pushes, counts):
+            if isinstance(count, Exception):
+                metrics.STM_PUSH_FAILURES.inc()
+                log.warning("STM push failed for %s (event %s stays durable): %s", scope.key, event.event_id, count)
+            elif int(count) > 1:
                 metrics.STM_COALESCED.inc()
-        except Exception as exc:  # noqa: BLE001 - the window is a view; the log has the event
-            metrics.STM_PUSH_FAILURES.inc()
-            log.warning("STM push failed for %s (event %s stays durable): %s", scope.key, event.event_id, exc)
 
-    def _request_pipeline(self, scope: AgentScope) -> None:
+    def request_pipeline_safely(self, scope: AgentScope) -> None:
+        """Request the scope's pipeline run; a failure is logged and counted, never raised."""
         try:
             self.request_pipeline(scope)
         except Exception as exc:  # noqa: BLE001 - the pending sweep re-enqueues

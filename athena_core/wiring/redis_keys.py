@@ -8,6 +8,7 @@ key is `{tenant}:{user}`. Patterns (for SCAN MATCH) escape the ids with `glob_es
 |---|---|---|---|
 | `stm:{tenant}:{user}:{agent}` | list | stm/stm_window.py (push_window.lua) | the STM window (newest first) |
 | `pipeline:requested:{tenant}:{user}:{agent}` | string | athena_tasks/chains/run_requests.py | a pipeline run is queued |
+| `index:requested:{shard}` | string | athena_tasks/chains/run_requests.py | an arrival index task of the shard is queued |
 | `pipeline:failed:{scope key}` | string | athena_tasks/failed_scopes.py | a scope's failure backoff (error text) |
 | `index:{tenant}:{user}` | scope key | athena_tasks/chains/index_sweep.py | the index sweep's scope key of a user |
 | `sweep:bad-row:{digest}` | string | athena_tasks/failed_scopes.py | a bad event-log row already reported |
@@ -37,6 +38,11 @@ def stm_key(scope: AgentScope) -> str:
 def run_request_key(scope: AgentScope) -> str:
     """Set while a pipeline run of the agent's scope is queued (one run queued per scope)."""
     return f"pipeline:requested:{scope.key}"
+
+
+def index_request_key(shard: int) -> str:
+    """Set while an arrival index task of one shard of the users is queued (issue 15: one per shard)."""
+    return f"index:requested:{int(shard)}"
 
 
 def failed_key(scope_key: str) -> str:

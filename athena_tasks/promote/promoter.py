@@ -61,7 +61,8 @@ def promote_user(tenant_id: str, user_id: str) -> dict:
     runtime = get_runtime()
     settings = runtime.settings
     user = UserScope(tenant_id=tenant_id, user_id=user_id)
-    promoter = Promoter(runtime.documents, runtime.graph, runtime.extractor, events=runtime.documents)
+    promoter = Promoter(runtime.documents, runtime.graph, runtime.extractor, events=runtime.documents,
+                        turn_token_budget=settings.extraction_turn_tokens)
     started_at = time.time()  # the task's start: a user purged after it gets no write from this task
     now = utc_now()
     scanned = promoted = schema_failures = busy = fenced_out = conflicts = write_failures = 0

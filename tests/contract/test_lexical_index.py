@@ -1,7 +1,9 @@
 """One contract suite for every LexicalIndex adapter (issue 7; SPEC S1, S7.4).
 
-Runs on SQLite FTS5 (a temporary file) and on a MongoDB server when ATHENA_TEST_MONGO_URL is set.
-mongomock does not implement `$text`, so unlike the document store there is no mongomock run here.
+Runs on SQLite FTS5 (a temporary file) and on a real MongoDB when ATHENA_TEST_MONGO_URL is set (skipped
+otherwise, and said so in the README: no MongoDB server can be had here). mongomock does not implement
+`$text`, and SecantusDB, the MongoDB-wire server the document-store suite runs on, has no text indexes:
+on it the adapter must refuse at start naming the fix (`ATHENA_LEXICAL_STORE=sqlite`), checked below.
 """
 from __future__ import annotations
 
@@ -25,7 +27,8 @@ def index(request, tmp_path) -> Iterator[LexicalIndex]:
         adapter: LexicalIndex = SqliteLexical(tmp_path / "lexical.sqlite3")
     else:
         if not MONGO_URL:
-            pytest.skip("ATHENA_TEST_MONGO_URL not set (no MongoDB server here)")
+            pytest.skip("ATHENA_TEST_MONGO_URL not set: no MongoDB server here, and SecantusDB has no text "
+                        "indexes (test_the_mongo_adapter_refuses_a_server_without_text_indexes)")
         from athena_core.stores.lexical.mongo_lexical import MongoLexical
 
         adapter = MongoLexical.connect(MONGO_URL, f"athena_test_{uuid.uuid4().hex[:8]}")
@@ -120,3 +123,30 @@ def test_words_in_too_many_texts_are_dropped_unless_all_are_common(tmp_path) -> 
     assert len(index.search(scope, search_terms("common filler"), "event", 20)) == 11
     unlimited = SqliteLexical(tmp_path / "df.sqlite3", max_df=0)
     assert len(unlimited.search(scope, search_terms("common zeppelin"), "event", 20)) == 11
+
+
+def test_the_mongo_adapter_refuses_a_server_without_text_indexes(mongo_wire) -> None:
+    """On SecantusDB the text index cannot be built: a clear error at start naming the setting, never
+    an adapter that silently finds nothing."""
+    url, engine = mongo_wire
+    if engine != "secantusdb":
+        pytest.skip("ATHENA_TEST_MONGO_URL names a server of its own; the suite above covers it")
+    from athena_core.stores.lexical.mongo_lexical import MongoLexical, TextIndexUnsupported
+
+    with pytest.raises(TextIndexUnsupported, match="ATHENA_LEXICAL_STORE=sqlite"):
+        MongoLexical.connect(url, f"athena_test_{uuid.uuid4().hex[:8]}")
+
+
+def test_the_runtime_keeps_lexical_in_sqlite_when_told(tmp_path, mongo_wire_url) -> None:
+    from athena_core.wiring.runtime import build_lexical
+    from athena_core.wiring.settings import Settings
+
+    settings = Settings(data_dir=tmp_path, document_store="mongo", mongo_url=mongo_wire_url, lexical_store="sqlite")
+    index = build_lexical(settings)
+    try:
+        assert isinstance(index, SqliteLexical)
+        scope = _scope()
+        index.upsert(scope, DOCS)
+        assert index.search(scope, search_terms("Ottoline"), "event", 10) == ["e1"]
+    finally:
+        index.close()

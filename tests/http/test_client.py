@@ -25,6 +25,21 @@ def test_sync_client_round_trip(api, tenant: str) -> None:  # noqa: ANN001 - fix
     assert client.delete_session(sid)["deleted"] is True
 
 
+def test_store_events_sends_batches_and_returns_every_id_in_order(api, tenant: str) -> None:  # noqa: ANN001
+    client = AthenaClient("http://testserver", http_client=api)
+    sid = client.create_session(tenant, "u1", "a1")
+    events = [{"type": "message", "role": "user", "content": f"imported {i}"} for i in range(7)]
+    ids = client.store_events(sid, events, batch_size=3)
+    assert len(ids) == 7
+    window = client.get_context(sid)["stm_events"]
+    assert [e["event_id"] for e in window] == ids and [e["content"] for e in window] == [e["content"] for e in events]
+    events[4]["type"] = "gossip"  # the second request of three is refused: the first is stored, the rest not sent
+    with pytest.raises(AthenaError) as error:
+        client.store_events(sid, events, batch_size=3)
+    assert error.value.status == 422 and len(error.value.stored_ids) == 3
+    assert error.value.body["error"]["fields"][0]["field"] == "events[1].type"
+
+
 def test_async_client_round_trip(runtime: Runtime, tenant: str) -> None:
     app = create_app(runtime=runtime)
 

@@ -127,7 +127,7 @@ def test_a_crash_after_append_before_the_window_push_writes_nothing_more(
     def die(*_args, **_kwargs):  # noqa: ANN002, ANN003
         raise Killed("API killed after the append: no answer reaches the client")
 
-    monkeypatch.setattr(ingest, "_push_window", die)
+    monkeypatch.setattr(ingest, "_push_windows", die)
     try:
         api.post(f"/api/v1/sessions/{session_id}/events", json=body, headers=key)
         raise AssertionError("the request should have died")

@@ -120,7 +120,29 @@ def test_a_fact_that_changed_returns_its_initial_and_current_value_with_dates(
     current = next(r for text, r in facts.items() if "zephyr" in text.lower())
     assert "initially" in initial["content"] and "6 January 2025" in initial["content"]
     assert "currently" in current["content"] and "10 March 2025" in current["content"]
-    assert initial["timestamp"] < current["timestamp"] and current["retrievers"] == ["graph"]
+    assert initial["timestamp"] < current["timestamp"] and current["retrievers"][0] == "graph"
+    assert (initial["is_initial"], initial["is_current"]) == (True, False)
+    assert (current["is_initial"], current["is_current"]) == (False, True)
+    assert current["valid_at"] == current["timestamp"] and initial["first_valid_at"] == initial["time_span"]["start"]
+    assert [r["source_id"] for r in results].index(current["source_id"]) < \
+        [r["source_id"] for r in results].index(initial["source_id"])  # "currently": the current value first
+
+    first = worker_api.post(f"/api/v1/sessions/{session_id}/context/search",
+                            json={"query": "Which project did I work on first?"}).json()
+    ranked = [r["source_id"] for r in first if r["source_type"] == "fact"]
+    assert ranked.index(initial["source_id"]) < ranked.index(current["source_id"])
+
+    # GetContext and the graph route say the same, with the dates
+    context = worker_api.get(f"/api/v1/sessions/{session_id}/context",
+                             params={"query": "Which project did I work on initially?"}).json()
+    marks = {f["object"]: (f["is_initial"], f["is_current"]) for f in context["facts"]}
+    assert marks == {"apollo_project": (True, False), "zephyr_project": (False, True)}
+    assert context["facts"][0]["object"] == "apollo_project"
+    # Apollo was not said to be replaced: both stay in the persona, the current value first
+    assert context["user_persona"] == ["Works on Zephyr project.", "Works on Apollo project."]
+    edges = worker_api.get(f"/api/v1/sessions/{session_id}/graph").json()["edges"]
+    assert {e["object"]: (e["is_initial"], e["is_current"]) for e in edges} == marks
+    assert all(e["valid_at"] and e["first_valid_at"] for e in edges)
 
 
 def test_search_validation_names_the_field(worker_api: TestClient) -> None:

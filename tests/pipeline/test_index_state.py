@@ -18,7 +18,7 @@ from athena_core.retrieval.lexical_terms import search_terms
 from athena_core.wiring.runtime import Runtime
 from athena_tasks.app import app
 from athena_tasks.chains.pipeline import coalesce, segment, summarize
-from tests.pipeline.waiting import run_pipeline_and_wait, wait_indexed
+from tests.pipeline.waiting import run_pipeline_and_wait, wait_indexed, wait_until
 
 TURNS = [
     ("I'm planning the Zanzibar snorkelling trip for our anniversary in February.",
@@ -45,13 +45,27 @@ def _store_without_a_run(runtime: Runtime, scope: AgentScope) -> list[Event]:
     return events
 
 
+def _lose_the_index(runtime: Runtime, user) -> None:
+    """What a worker killed right after summarize's formation commit leaves: the user's chains and events
+    written, none of it in the search indexes, nothing marked indexed."""
+    runtime.lexical.delete_user(user)
+    runtime.vectors.delete_user(user)
+    runtime.event_vectors.delete_user(user)
+    with runtime.documents._write() as conn:
+        conn.execute("UPDATE events SET indexed_at = NULL WHERE tenant_id = ? AND user_id = ?",
+                     (user.tenant_id, user.user_id))
+        conn.execute("UPDATE chains SET indexed_at = NULL WHERE tenant_id = ? AND user_id = ?",
+                     (user.tenant_id, user.user_id))
+
+
 def _consolidate_without_indexing(runtime: Runtime, scope: AgentScope) -> list[Event]:
-    """coalesce → segment → summarize, and the index step's message is lost."""
+    """coalesce → segment → summarize, and the indexing after the formation commit is lost."""
     events = _store_without_a_run(runtime, scope)
     run_pipeline_and_wait(scope, steps=[coalesce.s(scope.key, True), segment.s(), summarize.s()], timeout_s=120)
     stored = runtime.documents.get_events(scope.user_scope, [e.event_id for e in events])
     assert {e.status for e in stored} == {EventStatus.consolidated}
     user = scope.user_scope
+    _lose_the_index(runtime, user)
     # the gap the issue found: consolidated, yet in no index
     assert runtime.lexical.count(user) == 0 and runtime.vectors.count(user) == 0
     assert runtime.event_vectors.count(user) == 0
@@ -87,3 +101,53 @@ def test_the_next_run_of_the_user_indexes_what_an_earlier_run_left(worker_runtim
     nungwi = next(e for e in events if "Nungwi" in e.content)
     assert worker_runtime.lexical.search(user, search_terms("Nungwi coral"), "event", 5) == [nungwi.event_id]
     assert worker_runtime.vectors.count(user) == len({e.chain_id for e in events})
+
+
+def test_a_pending_event_whose_arrival_indexing_was_lost_is_indexed_by_the_sweep(worker_runtime: Runtime) -> None:
+    """Events are searchable before their topic ends (issue 15): a pending event no index task reached
+    (the message lost with the broker) is indexed by the sweep, and stays pending."""
+    scope = AgentScope(tenant_id=f"t-{uuid.uuid4().hex[:8]}", user_id="u1", agent_id="a1")
+    user = scope.user_scope
+    events = _store_without_a_run(worker_runtime, scope)
+    assert len(worker_runtime.documents.unindexed_events(user, 10)) == len(events)
+
+    counts = app.send_task("athena.beat.index_sweep").get(timeout=120)
+    assert counts["failed"] == 0
+    wait_indexed(worker_runtime.documents, user, timeout_s=30)
+    stored = worker_runtime.documents.get_events(user, [e.event_id for e in events])
+    assert {e.status for e in stored} == {EventStatus.pending}  # indexed, not consolidated
+    nungwi = next(e for e in events if "Nungwi" in e.content)
+    assert worker_runtime.lexical.search(user, search_terms("Nungwi coral"), "event", 5) == [nungwi.event_id]
+    assert worker_runtime.event_vectors.count(user) >= len(events)
+    assert worker_runtime.vectors.count(user) == 0  # no chain yet
+
+
+def test_a_chain_whose_index_step_was_lost_is_indexed_by_the_sweep(worker_runtime: Runtime) -> None:
+    """Events indexed on arrival, then consolidated; the index step of the chain is lost: the chain is
+    state too (`indexed_at` per chain), and the sweep indexes it."""
+    from athena_tasks.chains.pipeline import index_events
+    from athena_tasks.chains.run_requests import shard_of
+
+    scope = AgentScope(tenant_id=f"t-{uuid.uuid4().hex[:8]}", user_id="u1", agent_id="a1")
+    user = scope.user_scope
+    events = _store_without_a_run(worker_runtime, scope)
+    index_events.delay(shard_of(user, worker_runtime.settings.index_shards))
+    wait_indexed(worker_runtime.documents, user, timeout_s=60)
+    run_pipeline_and_wait(scope, steps=[coalesce.s(scope.key, True), segment.s(), summarize.s()], timeout_s=120)
+    stored = worker_runtime.documents.get_events(user, [e.event_id for e in events])
+    assert {e.status for e in stored} == {EventStatus.consolidated}
+    chain_ids = sorted({e.chain_id for e in stored})
+    worker_runtime.vectors.delete(user, chain_ids)  # the chain's index lost; its events' indexes kept
+    worker_runtime.lexical.delete(user, "chain", chain_ids)
+    with worker_runtime.documents._write() as conn:
+        conn.execute("UPDATE chains SET indexed_at = NULL WHERE tenant_id = ? AND user_id = ?",
+                     (user.tenant_id, user.user_id))
+    assert worker_runtime.vectors.count(user) == 0 and worker_runtime.documents.unindexed_chains(user, 10)
+    assert worker_runtime.documents.unindexed_events(user, 10) == []
+
+    counts = app.send_task("athena.beat.index_sweep").get(timeout=120)
+    assert counts["failed"] == 0
+    wait_until(lambda: worker_runtime.documents.unindexed_chains(user, 10) == [], 30)
+    chain_ids = {e.chain_id for e in worker_runtime.documents.get_events(user, [e.event_id for e in events])}
+    assert worker_runtime.vectors.count(user) == len(chain_ids)
+    assert set(worker_runtime.lexical.search(user, search_terms("Zanzibar snorkelling"), "chain", 5)) == chain_ids

@@ -52,9 +52,12 @@ def test_summarize_writes_nothing_for_a_user_purged_after_the_snapshot(worker_ru
 def test_the_index_step_writes_nothing_for_a_user_purged_after_its_read(
     worker_runtime: Runtime, scope, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from tests.pipeline.test_index_state import _lose_the_index
+
     ids = _store(worker_runtime, scope, at=utc_now() - timedelta(hours=1), received_at=utc_now())
     run_pipeline_and_wait(scope, steps=[coalesce.s(scope.key, True), segment.s(), summarize.s()], timeout_s=120)
     user = scope.user_scope
+    _lose_the_index(worker_runtime, user)  # summarize indexes its chains itself: lose that, then index again
     documents = worker_runtime.documents
     get_chains = documents.get_chains
 

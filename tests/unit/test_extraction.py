@@ -194,7 +194,8 @@ def test_traits_preferences_habits_negation_and_hedges() -> None:
     assert ("user", "EXHIBITS", "always_write_tests_first") in found
     assert ("user", "USES", "kafka") not in found  # negated
     assert found[("user", "USES", "rust")].confidence <= HEDGED_CAP < 0.5  # a question, not a fact
-    assert not any(o == "berlin" for _, _, o in found)  # "moved to" needs a tool to mean USES
+    assert ("user", "USES", "berlin") not in found  # "moved to" needs a tool to mean USES
+    assert found[("user", "RELATES_TO", "berlin")].context_nuance.startswith("moved to")  # a personal fact
 
 
 def test_offline_extractor_needs_a_subject() -> None:
@@ -332,7 +333,7 @@ def test_every_evidence_id_is_one_of_the_turns_and_summary_only_facts_keep_the_c
     assert pgx.evidence_event_ids == [] and pgx.valid_at == WHEN  # only the summary says it
 
 
-def test_normalisation_drops_a_user_fact_cited_to_an_agent_turn_and_unions_evidence() -> None:
+def test_normalisation_drops_a_user_fact_cited_to_an_agent_turn_and_keeps_one_observation_per_turn() -> None:
     extraction = TripleExtraction(triples=[
         triple(node("user", "Identities"), "USES", node("redpanda", "Tools"), 0.9).model_copy(update={"turn": 0}),
         triple(node("user", "Identities"), "USES", node("go", "Tools"), 0.9).model_copy(update={"turn": 2}),
@@ -343,7 +344,10 @@ def test_normalisation_drops_a_user_fact_cited_to_an_agent_turn_and_unions_evide
                                       evidence_id="c:1", turns=TURNS)
     by_object = {f.object_id: f for f in facts}
     assert "redpanda" not in by_object and report.dropped == 1
-    assert by_object["go"].evidence_event_ids == ["ev-3", "ev-4"] and by_object["go"].valid_at == TURNS[2].timestamp
+    # two turns state "uses go": two observations, each with its turn's event, time and observation id
+    go = sorted((f for f in facts if f.object_id == "go"), key=lambda f: f.valid_at)
+    assert [(f.evidence_event_ids, f.valid_at, f.evidence_id) for f in go] == [
+        (["ev-3"], TURNS[2].timestamp, "turn:ev-3"), (["ev-4"], TURNS[1].timestamp, "turn:ev-4")]
     assert by_object["zig"].evidence_event_ids == [] and by_object["zig"].valid_at == WHEN  # no such turn
     assert by_object["zig"].confidence == 0.3  # unsure is written low, not dropped
 

@@ -5,7 +5,8 @@ from datetime import datetime, timezone
 
 from athena_core.models.ontology import Fact, GraphNode
 from athena_core.retrieval.fact_candidates import shares_a_term
-from athena_core.retrieval.rendering import fact_timeline, render_fact
+from athena_core.ltm.fact_timeline import mark_timeline
+from athena_core.retrieval.rendering import render_fact, timeline_label
 from athena_core.retrieval.search_hit import Candidate as _Candidate
 from athena_core.retrieval.search_hit import SearchHit, TimeSpan
 from athena_core.retrieval.summary_pinning import pin_summaries
@@ -26,19 +27,21 @@ def fact(edge_id: str, obj: str, first: datetime, last: datetime, relation: str 
                 context_nuance="", valid_at=last, first_valid_at=first, first_seen=first, last_seen=last)
 
 
-def test_a_relation_with_several_values_gets_its_initial_and_current_one() -> None:
+def test_a_relation_with_several_values_is_labelled_initially_and_currently() -> None:
     apollo = fact("e1", "apollo", at(1, 6), at(2, 1))
     zephyr = fact("e2", "zephyr", at(3, 10), at(3, 12))
     middle = fact("e3", "hermes", at(2, 2), at(2, 20))
     other = fact("e4", "go", at(1, 1), at(5, 1), relation="USES")  # one value: no label
-    assert fact_timeline([zephyr, apollo, middle, other]) == {"e1": "initially", "e2": "currently"}
-    assert fact_timeline([apollo, fact("e5", "apollo", at(4, 1), at(4, 2))]) == {}  # same value twice
+    marks = mark_timeline([zephyr, apollo, middle, other])
+    assert {e: timeline_label(m) for e, m in marks.items()} == {
+        "e1": "initially", "e2": "currently", "e3": None, "e4": None}
 
 
 def test_facts_render_with_their_span_and_label() -> None:
-    assert render_fact(fact("e1", "apollo", at(1, 6), at(3, 1)), "initially") == \
-        "[6 January 2025 – 1 March 2025] initially: user works on apollo"
-    assert render_fact(fact("e2", "zephyr", at(3, 10), at(3, 10)), None) == "[10 March 2025] user works on zephyr"
+    apollo, zephyr = fact("e1", "apollo", at(1, 6), at(3, 1)), fact("e2", "zephyr", at(3, 10), at(3, 10))
+    marks = mark_timeline([apollo, zephyr])
+    assert render_fact(apollo, marks["e1"]) == "[6 January 2025 – 1 March 2025] initially: user works on apollo"
+    assert render_fact(zephyr, None) == "[10 March 2025] user works on zephyr"
 
 
 def test_search_terms_drop_stop_and_question_words_but_keep_numbers() -> None:

@@ -8,7 +8,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from athena_core.ltm.extraction.port import ExtractionTurn
 
@@ -24,6 +24,10 @@ from athena_core.models.ontology import (
 from athena_core.observability.metrics import EXTRACTION_RELATION_CORRECTIONS
 
 FALLBACK_RELATION = "RELATES_TO"
+# A value the speaker moved away from ("I switched from VS Code to Zed": VS Code) carries this nuance prefix
+# and is stamped just before its turn, so ordering by valid_at gives the old value first, the new one last.
+PAST_PREFIX = "previously"
+PAST_OFFSET = timedelta(seconds=1)
 USER_LABEL = "Identities"
 
 
@@ -63,6 +67,15 @@ def _endpoint(node: ExtractedNode, user_name: str) -> tuple[str, str, str, bool]
     return node_id, node.label, name, False
 
 
+def turn_evidence_id(event_id: str) -> str:
+    """The observation id of a fact stated in one turn: the same whichever chain content holds the turn."""
+    return f"turn:{event_id}"
+
+
+def _valid_at(at: datetime, nuance: str) -> datetime:
+    return at - PAST_OFFSET if nuance.startswith(PAST_PREFIX) else at
+
+
 def normalise_relation(relation: str) -> str:
     """Uppercased, stripped, inner spaces/hyphens as underscores ("works on" → "WORKS_ON")."""
     return re.sub(r"[\s\-]+", "_", relation.strip()).upper()
@@ -80,11 +93,14 @@ def normalise_triples(
     """Graph-ready facts from one extraction, in first-seen order, and a report of what changed.
 
     A triple citing a turn (`triple.turn`, an index into `turns`) takes that turn's timestamp as its
-    `valid_at` and its event id as evidence; one citing none (or an index out of range) takes `valid_at`
-    (the chain's last event) and no event id. A triple on the user node citing an agent's turn is dropped:
-    an agent's first person is the agent, never the user (SPEC S6.1)."""
+    `valid_at`, its event id as evidence and `turn:<event id>` as its observation id: the turn is the
+    observation, so a fact two turns state counts twice, each with its own time, and re-promoting a chain
+    that grew (a merge) counts only its new turns. One citing none (or an index out of range) takes
+    `valid_at` (the chain's last event), no event id, and `evidence_id` (the chain's content). A triple on
+    the user node citing an agent's turn is dropped: an agent's first person is the agent, never the user
+    (SPEC S6.1). A value the speaker left (nuance `PAST_PREFIX`) is stamped `PAST_OFFSET` before its turn."""
     report = ExtractionReport()
-    merged: dict[tuple[str, str, str], FactObservation] = {}
+    merged: dict[tuple[str, str, str, str], FactObservation] = {}
     for triple in extraction.triples:
         s_id, s_label, s_name, s_user = _endpoint(triple.subject, user_name)
         o_id, o_label, o_name, o_user = _endpoint(triple.object, user_name)
@@ -108,10 +124,11 @@ def normalise_triples(
             subject_id=s_id, subject_label=s_label, subject_name=s_name, relation=relation,
             object_id=o_id, object_label=o_label, object_name=o_name,
             confidence=_clamp(triple.confidence), context_nuance=nuance,
-            heat_score=heat_score, valid_at=source.timestamp if source is not None else valid_at,
-            evidence_id=evidence_id, evidence_event_ids=[source.event_id] if source is not None else [],
+            heat_score=heat_score, valid_at=_valid_at(source.timestamp if source is not None else valid_at, nuance),
+            evidence_id=turn_evidence_id(source.event_id) if source is not None else evidence_id,
+            evidence_event_ids=[source.event_id] if source is not None else [],
         )
-        key = (s_id, relation, o_id)
+        key = (s_id, relation, o_id, source.event_id if source is not None else "")
         previous = merged.get(key)
         if previous is None:
             merged[key] = fact

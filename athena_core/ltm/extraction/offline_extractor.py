@@ -1,5 +1,6 @@
-"""`OfflineTripleExtractor`: deterministic pattern-and-gazetteer extraction over a chain summary, with
-honest confidences (see `offline_vocabulary.CONFIDENCE`)."""
+"""`OfflineTripleExtractor`: deterministic pattern-and-gazetteer extraction over a chain's turns and
+summary, with honest confidences (see `offline_vocabulary.CONFIDENCE`). Measured by `athena eval facts`
+(docs/facts-eval.md): it finds what it was written for and little of wordings it was not."""
 from __future__ import annotations
 
 import re
@@ -13,6 +14,7 @@ from athena_core.ltm.extraction.offline_vocabulary import (
     HEDGED_CAP,
     INTEREST,
     MAX_NUANCE_CHARS,
+    PRONOUN_PENALTY,
     PREFER,
     PROJECT_WORDS,
     STRUGGLE,
@@ -24,6 +26,7 @@ from athena_core.ltm.extraction.offline_vocabulary import (
     WORK,
     WORK_ON,
 )
+from athena_core.ltm.extraction.chat_clauses import ClauseReader
 from athena_core.ltm.extraction.port import ExtractionTurn
 from athena_core.ltm.extraction.summary_sentence import Node, SummarySentence, USER
 from athena_core.models.ontology import ExtractedNode, ExtractedTriple, TripleExtraction, snake_id
@@ -39,13 +42,17 @@ def _nuance(text: str) -> str:
 class OfflineTripleExtractor:
     """`TripleExtractor` without a model: sentence patterns plus the tool gazetteer, deterministic.
 
-    Per summary sentence, in priority order (a token used as an object is not reused by a later rule):
+    Per sentence, in priority order (a token used as an object is not reused by a later rule): the
+    ordinary-chat clauses of `chat_clauses` ("building wheels is a struggle", "I switched from A to B",
+    "the checkout service is for Northwind Traders", "my sister Ana", "I use it all day"), then
     STRUGGLES_WITH ("struggling with", "stuck on", "problem with", "can't get X to"), EXPRESSED_INTEREST
     ("want to learn", "interested in", "curious about", "would like to learn more about"), EXHIBITS
     ("I am patient", "I prefer X", "I always X"), USES ("I use", "switched to", "built with",
     "written in"), WORKS_ON ("working on", "building", "rewriting the X service"), BUILT_FOR_CLIENT
     ("client, X,", "for X" in a sentence about work), USES of a tool introduced by in/with/on in a
-    sentence about work ("rewriting it in Go"), and RELATES_TO between tools named together.
+    sentence about work ("rewriting it in Go"), a speaker's mention of a tool with no relation read
+    (RELATES_TO, below the retrieval floor: seed 002 records mentions liberally and low), and RELATES_TO
+    between tools named together.
 
     The subject is the nearest subject before the trigger: the speaker for "I/we/my/the user", a named
     person or organisation, a project ("the payments service uses Postgres"); a sentence about "you",
@@ -59,7 +66,8 @@ class OfflineTripleExtractor:
     def extract(
         self, summary: str, *, entities: list[str], tenant_id: str = "", turns: Sequence[ExtractionTurn] = (),
     ) -> TripleExtraction:
-        """Per turn first (each triple cites its turn), then the summary for what no turn yielded.
+        """Per turn first (each triple cites its turn; a fact two turns state is two triples, two
+        observations), then the summary for what no turn yielded.
 
         In a user's turn, first person is the user. In an agent's turn it is the agent, never the user: a
         triple touching the user node is dropped there ("I recommend Redpanda", "I use Python for this"),
@@ -75,13 +83,18 @@ class OfflineTripleExtractor:
             from_agent = turn.role != "user"
             if from_agent:
                 agent_texts.append(" ".join(turn.text.split()).lower())
+            antecedent: Node | None = None  # what "it" refers to: the last thing this turn named
             for text in split_sentences(turn.text or ""):
-                for triple in self._sentence_triples(SummarySentence(text, known)):
+                sentence = SummarySentence(text, known)
+                triples = self._sentence_triples(sentence, antecedent)
+                antecedent = self._antecedent(sentence, triples) or antecedent
+                for triple in triples:
                     if from_agent and USER.id in (triple.subject.id, triple.object.id):
                         continue
-                    key = (triple.subject.id, triple.relation, triple.object.id)
+                    key = (triple.subject.id, triple.relation, triple.object.id, index)  # one per turn
                     if key not in found or triple.confidence > found[key].confidence:
                         found[key] = triple.model_copy(update={"turn": index})
+        in_turns = {key[:3] for key in found}
         from_summary: dict[tuple[str, str, str], ExtractedTriple] = {}
         for text in split_sentences(summary or ""):
             flat = " ".join(text.split()).lower()
@@ -89,7 +102,7 @@ class OfflineTripleExtractor:
                 continue
             for triple in self._sentence_triples(SummarySentence(text, known)):
                 key = (triple.subject.id, triple.relation, triple.object.id)
-                if key in found:
+                if key in in_turns:
                     continue
                 if key not in from_summary or triple.confidence > from_summary[key].confidence:
                     from_summary[key] = triple
@@ -97,7 +110,17 @@ class OfflineTripleExtractor:
 
     # -- per sentence ------------------------------------------------------------------------------
 
-    def _sentence_triples(self, s: SummarySentence) -> list[ExtractedTriple]:
+    @staticmethod
+    def _antecedent(s: SummarySentence, triples: list[ExtractedTriple]) -> Node | None:
+        """The thing a later "it" in the same turn most likely means: the last tool or project this sentence
+        made an object, else the last tool it named; None when it named none (then "it" is dropped)."""
+        for triple in reversed(triples):
+            if triple.object.label in ("Tools", "Projects") and triple.object.id != USER.id:
+                return Node(triple.object.id, triple.object.label, triple.object.name)
+        hits = [s.gaz[t.start] for t in s.toks if t.start in s.gaz]
+        return Node(snake_id(hits[-1]), "Tools", hits[-1]) if hits else None
+
+    def _sentence_triples(self, s: SummarySentence, antecedent: Node | None = None) -> list[ExtractedTriple]:
         out: list[ExtractedTriple] = []
         nuance = _nuance(s.text)
         work_subjects: list[tuple[Node, bool]] = []
@@ -136,6 +159,13 @@ class OfflineTripleExtractor:
                     note = f"{note_prefix}{s.span_text(item)}: {nuance}" if note_prefix else nuance
                     emit(subject, relation, obj, base, third, note)
 
+        for clause in ClauseReader(s, antecedent).clauses():  # ordinary-chat clauses first: they claim objects
+            if clause.tokens and any(t in s.claimed for t in clause.tokens):
+                continue
+            s.claimed.update(clause.tokens)
+            base = clause.base if clause.tokens else clause.base - PRONOUN_PENALTY  # "it": written lower
+            emit(clause.subject, clause.relation, clause.obj, base, clause.subject is not USER,
+                 f"{clause.note}: {nuance}" if clause.note else nuance)
         pattern(STRUGGLE, "STRUGGLES_WITH")
         pattern(INTEREST, "EXPRESSED_INTEREST")
         pattern(PREFER, "EXHIBITS", split_items=False, note_prefix="prefers ")
@@ -143,13 +173,15 @@ class OfflineTripleExtractor:
             subject, third, subject_end = s.subject_before(match.start())
             if subject is None or s.negated(subject_end, match.start(1)):
                 continue
+            if subject_end == 0 and match.group(0).split()[0].lower() in ("is", "are", "be", "been"):
+                continue  # "these musicians are very ambitious, I think": no subject named, not the speaker's
             trait = match.group(1).lower()
             emit(subject, "EXHIBITS", Node(snake_id(trait), "Concepts", trait), CONFIDENCE["pattern"], third)
         for match in HABIT.finditer(s.text):
             items = s.object_items(match.end(), split_items=False)
             if items:
                 habit = f"{match.group(1).lower()} {s.span_text(items[0])}"
-                emit(USER, "EXHIBITS", Node(snake_id(habit), "Concepts", habit), CONFIDENCE["weak_pattern"], False)
+                emit(USER, "EXHIBITS", Node(snake_id(habit), "Concepts", habit), CONFIDENCE["unsure_pattern"], False)
         pattern(USES, "USES", needs_tool=USES_NEEDS_TOOL)
 
         for match in WORK.finditer(s.text):
@@ -167,7 +199,7 @@ class OfflineTripleExtractor:
                 elif all(s.is_name_word(t) for t in item):
                     base = CONFIDENCE["pattern"]
                 elif generic_ok:
-                    base = CONFIDENCE["weak_pattern"]
+                    base = CONFIDENCE["unsure_pattern"]
                 else:
                     continue
                 s.claimed.update(t.start for t in item)
@@ -191,6 +223,18 @@ class OfflineTripleExtractor:
                         emit(subject, "USES", Node(snake_id(name), "Tools", name), CONFIDENCE["inferred_tool"],
                              third)
 
+        # seed 002: mentions are recorded liberally and low. A tool the speaker names in their own sentence
+        # with no relation read above is a RELATES_TO mention below the retrieval floor.
+        related = {t.object.id for t in out if t.subject.id == USER.id}
+        for tok in s.toks:
+            if tok.start not in s.gaz or tok.start in s.claimed or snake_id(s.gaz[tok.start]) in related:
+                continue
+            subject, third, subject_end = s.subject_before(tok.start)
+            if subject is USER and not third and not s.negated(subject_end, tok.start):
+                name = s.gaz[tok.start]
+                related.add(snake_id(name))
+                emit(USER, "RELATES_TO", Node(snake_id(name), "Tools", name), CONFIDENCE["mention"], False,
+                     f"mentioned: {nuance}")
         tools: list[str] = []
         for tok in s.toks:
             if tok.start in s.gaz and s.gaz[tok.start] not in tools:

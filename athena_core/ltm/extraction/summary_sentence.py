@@ -39,6 +39,7 @@ class Node:
 
 
 USER = Node(USER_NODE_ID, USER_LABEL, USER_NODE_ID)
+PHRASE_RELATIONS = frozenset({"STRUGGLES_WITH", "EXPRESSED_INTEREST"})  # objects that are topics, not products
 
 
 @dataclass(frozen=True)
@@ -204,6 +205,8 @@ class SummarySentence:
         """Label an object: gazetteer → Tools; "... service/app/repo" → Projects; a client → Identities;
         WORKS_ON → Projects; a named or code-like thing one USES → Tools; otherwise Concepts."""
         hits = [self.gaz[t.start] for t in item if t.start in self.gaz]
+        if hits and len(item) > 1 and relation in PHRASE_RELATIONS and item[-1].start not in self.gaz:
+            hits = []  # "Kafka consumer rebalancing" is a problem about Kafka, not Kafka itself
         if hits and not (item[-1].lower in PROJECT_WORDS and len(item) > 1):
             return Node(snake_id(hits[0]), "Tools", hits[0])
         name = self.span_text(item)

@@ -219,7 +219,7 @@ class MongoDocuments:
         return self.events.count_documents(f)
 
     def unindexed_events(self, scope: UserScope, limit: int) -> list[Event]:
-        f = {"tenant_id": scope.tenant_id, "user_id": scope.user_id, "status": "consolidated", "indexed_at_us": None}
+        f = {"tenant_id": scope.tenant_id, "user_id": scope.user_id, "indexed_at_us": None}  # any status (issue 15)
         return [_event_from_doc(d) for d in self.events.find(f).sort(CHRONOLOGICAL).limit(limit)]
 
     def mark_indexed(self, scope: UserScope, event_ids: list[str], at: datetime) -> int:
@@ -244,10 +244,22 @@ class MongoDocuments:
     def upsert_chain(self, chain: Chain) -> None:
         doc = {"_id": chain.chain_id, "tenant_id": chain.tenant_id, "user_id": chain.user_id,
                "status": chain.status.value, "last_event_at_us": _us(chain.last_event_at),
+               "updated_at_us": _us(datetime.now(timezone.utc)),  # no indexed_at_us: unindexed again
                "doc": chain.model_dump(mode="json")}
         self.chains.replace_one(
             {"_id": chain.chain_id, "tenant_id": chain.tenant_id, "user_id": chain.user_id}, doc, upsert=True
         )
+
+    def unindexed_chains(self, scope: UserScope, limit: int) -> list[Chain]:
+        f = {"tenant_id": scope.tenant_id, "user_id": scope.user_id, "status": "active", "indexed_at_us": None}
+        return [Chain.model_validate(d["doc"]) for d in
+                self.chains.find(f).sort([("updated_at_us", ASCENDING), ("_id", ASCENDING)]).limit(limit)]
+
+    def mark_chains_indexed(self, scope: UserScope, chain_ids: list[str], at: datetime) -> int:
+        if not chain_ids:
+            return 0
+        f = {"tenant_id": scope.tenant_id, "user_id": scope.user_id, "_id": {"$in": list(chain_ids)}}
+        return self.chains.update_many(f, {"$set": {"indexed_at_us": _us(at)}}).matched_count
 
     def get_chains(self, scope: UserScope, chain_ids: list[str]) -> list[Chain]:
         if not chain_ids:
@@ -357,12 +369,14 @@ class MongoDocuments:
     def unindexed_scopes(self, received_before: datetime, limit: int = 1000,
                          on_invalid: InvalidRow | None = None) -> list[UserScope]:
         pipeline = [
-            {"$match": {"status": "consolidated", "indexed_at_us": None,
-                        "received_at_us": {"$lt": _us(received_before)}}},
+            {"$match": {"indexed_at_us": None, "received_at_us": {"$lt": _us(received_before)}}},
             {"$group": {"_id": {"t": "$tenant_id", "u": "$user_id"}}},
             {"$limit": limit},
         ]
         rows = [(d["_id"].get("t"), d["_id"].get("u")) for d in self.events.aggregate(pipeline)]
+        chains = {"status": "active", "indexed_at_us": None, "updated_at_us": {"$not": {"$gte": _us(received_before)}}}
+        rows += [r for r in {(d["tenant_id"], d["user_id"]) for d in
+                             self.chains.find(chains, {"tenant_id": 1, "user_id": 1}).limit(limit)} if r not in rows]
         return scopes_from_rows(rows, lambda t, u: UserScope(tenant_id=t, user_id=u), on_invalid)
 
     def _scopes(self, pipeline: list[dict], on_invalid: InvalidRow | None) -> list[AgentScope]:

@@ -67,10 +67,11 @@ class EventLog(Protocol):
     def count_events(self, scope: AgentScope, status: EventStatus | None = None) -> int: ...
 
     def unindexed_events(self, scope: UserScope, limit: int) -> list[Event]:
-        """The user's consolidated events not yet marked indexed (SPEC S7: indexing is state), chronological."""
+        """The user's events (any status: pending ones are searchable too, SPEC S2 freshness) not yet
+        marked indexed (SPEC S7: indexing is state), chronological."""
 
     def mark_indexed(self, scope: UserScope, event_ids: list[str], at: datetime) -> int:
-        """Record that these events of the user (and their chains) are in the search indexes."""
+        """Record that these events of the user are in the search indexes (their own vectors, lexical docs)."""
 
     def count_pending_for_tenant(self, tenant_id: str, cap: int) -> int:
         """Pending events of a tenant, counting at most `cap` (admission control needs only "over?")."""
@@ -107,6 +108,13 @@ class ChainStore(Protocol):
     def archive_chain(self, scope: UserScope, chain_id: str, at: datetime) -> bool:
         """Freeze an active chain (S7): status archived, archived_at. False if it was not active."""
 
+    def unindexed_chains(self, scope: UserScope, limit: int) -> list[Chain]:
+        """The user's active chains written (created, merged) since they were last indexed (SPEC S7):
+        every `upsert_chain` makes a chain unindexed again."""
+
+    def mark_chains_indexed(self, scope: UserScope, chain_ids: list[str], at: datetime) -> int:
+        """Record that these chains of the user (their summary vector and lexical doc) are indexed."""
+
 
 @runtime_checkable
 class Operations(Protocol):
@@ -133,7 +141,8 @@ class Operations(Protocol):
 
     def unindexed_scopes(self, received_before: datetime, limit: int = 1000,
                          on_invalid: "InvalidRow | None" = None) -> list[UserScope]:
-        """Users holding consolidated, not indexed events received before the cut-off (the index sweep)."""
+        """Users holding events (any status) received before the cut-off, or chains written before it, that
+        are not indexed (the index sweep)."""
 
     def record_dead_letter(self, task_name: str, task_id: str, args: object, error: str,
                            scope: UserScope | None = None) -> None:

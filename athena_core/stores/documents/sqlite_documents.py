@@ -53,9 +53,15 @@ CREATE TABLE IF NOT EXISTS dead_letters (
 # Indexing is state (SPEC S7): `indexed_at` is set once an event and its chain are in the search indexes.
 # Databases from before the column get it on open (ALTER TABLE); their consolidated events then read as
 # not indexed, and the index sweep (re)indexes them once, which repairs any gap they had.
+# Since issue 15 every event is indexed as it arrives, pending or not: the partial index covers any status.
+# Chains carry `indexed_at` too (a column, NULL again on every upsert): a merged chain is re-indexed.
 UNINDEXED_INDEX = (
-    "CREATE INDEX IF NOT EXISTS events_unindexed ON events (tenant_id, user_id, received_at) "
-    "WHERE status = 'consolidated' AND indexed_at IS NULL"
+    "CREATE INDEX IF NOT EXISTS events_not_indexed ON events (tenant_id, user_id, received_at) "
+    "WHERE indexed_at IS NULL"
+)
+UNINDEXED_CHAINS_INDEX = (
+    "CREATE INDEX IF NOT EXISTS chains_not_indexed ON chains (tenant_id, user_id, updated_at) "
+    "WHERE indexed_at IS NULL"
 )
 
 EVENT_COLUMNS = (
@@ -135,7 +141,14 @@ class SqliteDocuments(SqliteAdapter):
             columns = {row[1] for row in conn.execute("PRAGMA table_info(events)")}
             if "indexed_at" not in columns:
                 conn.execute("ALTER TABLE events ADD COLUMN indexed_at REAL")
+            conn.execute("DROP INDEX IF EXISTS events_unindexed")  # consolidated-only: before issue 15
             conn.execute(UNINDEXED_INDEX)
+            chain_columns = {row[1] for row in conn.execute("PRAGMA table_info(chains)")}
+            if "indexed_at" not in chain_columns:  # existing chains read as unindexed: the sweep re-indexes once
+                conn.execute("ALTER TABLE chains ADD COLUMN indexed_at REAL")
+                conn.execute("ALTER TABLE chains ADD COLUMN updated_at REAL")
+                conn.execute("UPDATE chains SET updated_at = 0")  # old enough for the index sweep's cut-off
+            conn.execute(UNINDEXED_CHAINS_INDEX)
             letter_columns = {row[1] for row in conn.execute("PRAGMA table_info(dead_letters)")}
             for column in ("tenant_id", "user_id"):  # the scope of a dead letter, so a purge removes it
                 if column not in letter_columns:
@@ -250,8 +263,8 @@ class SqliteDocuments(SqliteAdapter):
 
     def unindexed_events(self, scope: UserScope, limit: int) -> list[Event]:
         rows = self._conn().execute(
-            f"SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_unindexed WHERE tenant_id = ? AND user_id = ? "
-            "AND status = 'consolidated' AND indexed_at IS NULL ORDER BY timestamp, event_id LIMIT ?",
+            f"SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_not_indexed WHERE tenant_id = ? AND user_id = ? "
+            "AND indexed_at IS NULL ORDER BY timestamp, event_id LIMIT ?",
             (scope.tenant_id, scope.user_id, limit),
         )
         return [_event_from_row(r) for r in rows]
@@ -286,12 +299,32 @@ class SqliteDocuments(SqliteAdapter):
     def upsert_chain(self, chain: Chain) -> None:
         with self._write() as conn:
             conn.execute(
-                "INSERT INTO chains VALUES (?,?,?,?,?,?) ON CONFLICT(chain_id) DO UPDATE SET "
-                "status = excluded.status, last_event_at = excluded.last_event_at, doc = excluded.doc "
+                "INSERT INTO chains (chain_id, tenant_id, user_id, status, last_event_at, doc, indexed_at, "
+                "updated_at) VALUES (?,?,?,?,?,?,NULL,?) ON CONFLICT(chain_id) DO UPDATE SET "
+                "status = excluded.status, last_event_at = excluded.last_event_at, doc = excluded.doc, "
+                "indexed_at = NULL, updated_at = excluded.updated_at "
                 "WHERE chains.tenant_id = excluded.tenant_id AND chains.user_id = excluded.user_id",
                 (chain.chain_id, chain.tenant_id, chain.user_id, chain.status.value,
-                 _epoch(chain.last_event_at), chain.model_dump_json()),
+                 _epoch(chain.last_event_at), chain.model_dump_json(), time.time()),
             )
+
+    def unindexed_chains(self, scope: UserScope, limit: int) -> list[Chain]:
+        rows = self._conn().execute(
+            "SELECT doc FROM chains INDEXED BY chains_not_indexed WHERE tenant_id = ? AND user_id = ? "
+            "AND indexed_at IS NULL AND status = 'active' ORDER BY updated_at, chain_id LIMIT ?",
+            (scope.tenant_id, scope.user_id, limit),
+        )
+        return [Chain.model_validate_json(r[0]) for r in rows]
+
+    def mark_chains_indexed(self, scope: UserScope, chain_ids: list[str], at: datetime) -> int:
+        if not chain_ids:
+            return 0
+        with self._write() as conn:
+            return conn.execute(
+                f"UPDATE chains SET indexed_at = ? WHERE +tenant_id = ? AND +user_id = ? "
+                f"AND chain_id IN ({_placeholders(chain_ids)})",
+                (_epoch(at), scope.tenant_id, scope.user_id, *chain_ids),
+            ).rowcount
 
     def get_chains(self, scope: UserScope, chain_ids: list[str]) -> list[Chain]:
         if not chain_ids:
@@ -412,9 +445,11 @@ class SqliteDocuments(SqliteAdapter):
     def unindexed_scopes(self, received_before: datetime, limit: int = 1000,
                          on_invalid: InvalidRow | None = None) -> list[UserScope]:
         rows = self._conn().execute(
-            "SELECT DISTINCT tenant_id, user_id FROM events INDEXED BY events_unindexed "
-            "WHERE status = 'consolidated' AND indexed_at IS NULL AND received_at < ? LIMIT ?",
-            (_epoch(received_before), limit),
+            "SELECT tenant_id, user_id FROM events INDEXED BY events_not_indexed "
+            "WHERE indexed_at IS NULL AND received_at < ? "
+            "UNION SELECT tenant_id, user_id FROM chains INDEXED BY chains_not_indexed "
+            "WHERE indexed_at IS NULL AND status = 'active' AND updated_at < ? LIMIT ?",
+            (_epoch(received_before), _epoch(received_before), limit),
         )
         return scopes_from_rows(rows, _user_scope, on_invalid)
 

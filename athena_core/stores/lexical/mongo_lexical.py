@@ -8,7 +8,9 @@ Its `textScore` is not BM25, but fusion uses ranks only (RRF), so the scale does
 (Milvus 2.5's BM25 function would also work, but Milvus Lite, our embedded vector engine, lacks it, and
 it would put the verbatim event text in the vector store as a second copy.)
 
-Runs against a real server only (`ATHENA_TEST_MONGO_URL`): mongomock does not implement `$text`.
+Runs against a real MongoDB only (`ATHENA_TEST_MONGO_URL`): mongomock does not implement `$text`, and
+SecantusDB (the MongoDB-wire server the suites run on here) has no text indexes. On such a server the
+adapter refuses at start with `TextIndexUnsupported`, naming the setting that picks SQLite FTS5 instead.
 """
 from __future__ import annotations
 
@@ -16,9 +18,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from pymongo import ASCENDING, TEXT, ReplaceOne
+from pymongo.errors import OperationFailure
 
 from athena_core.models.scope import UserScope
 from athena_core.stores.lexical.port import LexicalDoc, plain_terms
+
+
+class TextIndexUnsupported(RuntimeError):
+    """The MongoDB-wire server cannot build text indexes (SecantusDB, for one)."""
 
 
 class MongoLexical:
@@ -26,10 +33,18 @@ class MongoLexical:
 
     def __init__(self, database: Any) -> None:
         self.docs = database["lexical_docs"]
-        self.docs.create_index(
-            [("tenant_id", ASCENDING), ("user_id", ASCENDING), ("kind", ASCENDING), ("body", TEXT)],
-            name="lexical_by_scope", default_language="english",
-        )
+        try:
+            self.docs.create_index(
+                [("tenant_id", ASCENDING), ("user_id", ASCENDING), ("kind", ASCENDING), ("body", TEXT)],
+                name="lexical_by_scope", default_language="english",
+            )
+        except OperationFailure as exc:
+            if "text" not in str(exc).lower():
+                raise
+            database.client.close()
+            raise TextIndexUnsupported(
+                f"this MongoDB-wire server has no text indexes ({exc}); set ATHENA_LEXICAL_STORE=sqlite "
+                "to keep the lexical index in SQLite FTS5 beside the data dir") from exc
 
     @classmethod
     def connect(cls, url: str, database: str) -> "MongoLexical":

@@ -10,6 +10,17 @@ Filters use Milvus expression templates (`filter_params`, bound values) when the
 string literals; they are first checked against the scope id alphabet (`[A-Za-z0-9_.@-]`, which has
 no quote, backslash or space) and escaped as well, so an id can never change the expression.
 
+Milvus server facts this adapter handles (found on a real Milvus 2.3.5 standalone server, issue 17):
+- `upsert` on a collection with a partition key routes the row to the wrong partition before 2.4: the
+  row exists (a query by pk finds it) but every tenant-filtered search and count misses it. On such
+  servers a replace is `delete` by pk then `insert`, under the writer lock (what 2.3's upsert does
+  inside the server anyway: it was never atomic there);
+- no expression templates before 2.5 (literals, as for Lite);
+- the collection is created with Strong consistency (the default is Bounded: a search straight after
+  an insert returned nothing), so the pipeline reads its own writes;
+- after a server restart a read may answer "collection not loaded" (code 101): every read loads the
+  collection again and retries once (`_loaded`), instead of failing until this process restarts.
+
 Milvus Lite facts this adapter handles (see ENV-NOTES):
 - a released collection after reopen: `load_collection` at start;
 - data in the memtable is searched by brute force: `flush` after writes (Lite only by default: a server
@@ -25,9 +36,10 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -37,6 +49,7 @@ from athena_core.stores.vectors.port import VectorHit
 from athena_core.stores.vectors.vector_checks import as_unit_vector, check_id
 
 _SERVER_SCHEMES = ("http://", "https://", "tcp://", "unix:")
+T = TypeVar("T")
 
 # Milvus Lite embedded servers of this process, by data directory, with how many adapters use each.
 _LITE_USERS: dict[str, int] = {}
@@ -120,6 +133,7 @@ class MilvusVectors:
             self._ensure_collection()
             self.client.load_collection(self.collection, timeout=self.timeout)
             self.bound_filters = self._templates_supported()
+            self.native_upsert = self.is_lite or self._server_version() >= (2, 4)
         except BaseException:
             self.close()
             raise
@@ -153,6 +167,15 @@ class MilvusVectors:
                 return int(field.get("params", {}).get("dim"))
         raise RuntimeError(f"collection {self.collection!r} has no 'vector' field; not an Athena collection")
 
+    def _server_version(self) -> tuple[int, int]:
+        """(major, minor) of the server, from e.g. "v2.3.5"; an unreadable answer counts as current."""
+        try:
+            text = str(self.client.get_server_version(timeout=self.timeout)).lstrip("v")
+            major, minor = text.split(".")[:2]
+            return int(major), int("".join(ch for ch in minor if ch.isdigit()) or 0)
+        except Exception:  # noqa: BLE001 - a server that cannot say is treated as a current one
+            return (99, 0)
+
     def _templates_supported(self) -> bool:
         """Does this engine bind `filter_params`? (Milvus 2.5+ servers do; Milvus Lite 3.x does not.)"""
         if self.is_lite:
@@ -183,6 +206,18 @@ class MilvusVectors:
     def _filter_kwargs(self, scope: UserScope) -> dict:
         expression, params = self._scope_filter(scope)
         return {"filter": expression, "filter_params": params} if params else {"filter": expression}
+
+    def _loaded(self, call: Callable[[], T]) -> T:
+        """Run a read; a restarted server answers "collection not loaded" (code 101) until the collection is
+        loaded again (issue 17: after a Milvus 2.3.5 restart the pipeline dead-lettered its scopes on it):
+        load it and try once more."""
+        try:
+            return call()
+        except Exception as exc:  # noqa: BLE001 - only the not-loaded answer is handled here
+            if getattr(exc, "code", None) != 101 and "not loaded" not in str(exc):
+                raise
+        self.client.load_collection(self.collection, timeout=self.timeout)
+        return call()
 
     def _after_write(self) -> None:
         if self.flush_after_write:
@@ -231,7 +266,12 @@ class MilvusVectors:
         data = list(rows.values())
         with self._write_lock:
             for start in range(0, len(data), batch):
-                self.client.upsert(self.collection, data[start:start + batch], timeout=self.timeout)
+                part = data[start:start + batch]
+                if self.native_upsert:
+                    self.client.upsert(self.collection, part, timeout=self.timeout)
+                else:  # Milvus < 2.4: upsert misroutes partition-key rows (module docstring)
+                    self.client.delete(self.collection, ids=[row["pk"] for row in part], timeout=self.timeout)
+                    self.client.insert(self.collection, part, timeout=self.timeout)
             self._after_write()
 
     def delete(self, scope: UserScope, chain_ids: list[str]) -> int:
@@ -240,7 +280,8 @@ class MilvusVectors:
             return 0
         with self._write_lock:
             # delete() reports every id it was given, existing or not: count what exists first.
-            existing = self.client.get(self.collection, ids=pks, output_fields=["pk"], timeout=self.timeout)
+            existing = self._loaded(lambda: self.client.get(self.collection, ids=pks, output_fields=["pk"],
+                                                            timeout=self.timeout))
             found = [row["pk"] for row in existing]
             if not found:
                 return 0
@@ -262,10 +303,10 @@ class MilvusVectors:
         query = as_unit_vector(vector, self.dimension)
         if limit <= 0:
             return []
-        result = self.client.search(
+        result = self._loaded(lambda: self.client.search(
             self.collection, data=[query.tolist()], limit=int(limit), output_fields=["chain_id"],
             search_params={"metric_type": "COSINE"}, timeout=self.timeout, **self._filter_kwargs(scope),
-        )
+        ))
         hits = [
             VectorHit(hit["entity"]["chain_id"], _clamp(float(hit["distance"])))
             for hit in (result[0] if result else [])
@@ -284,16 +325,30 @@ class MilvusVectors:
             kwargs = {"filter": expression + " and chain_id in {ids}", "filter_params": {**params, "ids": ids}}
         else:
             kwargs = {"filter": expression + f" and chain_id in [{', '.join(_literal(c) for c in ids)}]"}
-        result = self.client.search(
+        result = self._loaded(lambda: self.client.search(
             self.collection, data=[query.tolist()], limit=len(ids), output_fields=["chain_id"],
             search_params={"metric_type": "COSINE"}, timeout=self.timeout, **kwargs,
-        )
+        ))
         return {hit["entity"]["chain_id"]: _clamp(float(hit["distance"])) for hit in (result[0] if result else [])}
 
+    def vectors_of(self, scope: UserScope, chain_ids: list[str]) -> dict[str, np.ndarray]:
+        """Stored vectors by id (a query on the scope and the ids, vector field returned)."""
+        ids = [check_id(c, "chain_id") for c in dict.fromkeys(chain_ids)]
+        if not ids:
+            return {}
+        expression, params = self._scope_filter(scope)
+        if params:
+            kwargs = {"filter": expression + " and chain_id in {ids}", "filter_params": {**params, "ids": ids}}
+        else:
+            kwargs = {"filter": expression + f" and chain_id in [{', '.join(_literal(c) for c in ids)}]"}
+        rows = self._loaded(lambda: self.client.query(self.collection, output_fields=["chain_id", "vector"],
+                                                      timeout=self.timeout, **kwargs))
+        return {r["chain_id"]: np.asarray(r["vector"], dtype=np.float32) for r in rows}
+
     def count(self, scope: UserScope) -> int:
-        rows = self.client.query(
+        rows = self._loaded(lambda: self.client.query(
             self.collection, output_fields=["count(*)"], timeout=self.timeout, **self._filter_kwargs(scope)
-        )
+        ))
         return int(rows[0]["count(*)"]) if rows else 0
 
 

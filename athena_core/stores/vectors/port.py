@@ -59,4 +59,8 @@ class VectorIndex(Protocol):
         """Cosine of `vector` to each of these ids of the user that has a vector (others are left out):
         hybrid search reports a cosine for results the lexical retriever found, not only the nearest."""
 
+    def vectors_of(self, scope: UserScope, chain_ids: list[str]) -> dict[str, "np.ndarray"]:
+        """The stored vectors of these ids of the user (ids without one are left out): the pipeline
+        reuses an event's or chain's vector instead of embedding its text again (each text embedded once)."""
+
     def count(self, scope: UserScope) -> int: ...

@@ -352,6 +352,13 @@ class SqliteVectors:
         scores = np.einsum("ij,j->i", entry.matrix[[i for _, i in found]], query)
         return {c: _clamp(float(score)) for (c, _), score in zip(found, scores)}
 
+    def vectors_of(self, scope: UserScope, chain_ids: list[str]) -> dict[str, np.ndarray]:
+        if not chain_ids:
+            return {}
+        entry = self._load(scope)
+        rows = entry.rows()
+        return {c: entry.matrix[rows[c]] for c in dict.fromkeys(chain_ids) if c in rows}
+
     def count(self, scope: UserScope) -> int:
         key = self._key(scope)
         return self._conn().execute(

@@ -1,0 +1,342 @@
+"""Ordinary-chat clauses the trigger patterns miss (issue 14 item 3): object-first statements ("building
+wheels is a struggle", "X is my daily driver"), work and interest idioms ("the project I spend most of my
+week on is X", "I'd love to understand Y"), a change of value ("I switched from A to B": both edges, A
+marked as the past), clients of a project ("the checkout service is for Northwind Traders"), personal facts
+as RELATES_TO with their nuance (where the user lives, the people and pets they name), and "it" resolved
+to the thing the turn just named ("I picked up Flutter. I use it all day.") or dropped.
+
+Each rule is a regex over one sentence with a named group where its object (and for clients, its project)
+is written; the phrase is cut and labelled by `SummarySentence`, so these rules share the extractor's
+object boundaries and gazetteer. A rule's clause is spoken by the sentence's first-person speaker: a
+sentence whose subject is someone else ("my colleague Priya", "you") yields nothing here.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from athena_core.ltm.extraction.normalisation import PAST_PREFIX
+from athena_core.ltm.extraction.offline_vocabulary import (
+    BOUNDARY_WORDS,
+    HARD_BREAK,
+    LEADING_FILLER,
+    MAX_OBJECT_WORDS,
+    PROJECT_WORDS,
+)
+from athena_core.ltm.extraction.summary_sentence import Node, SummarySentence, USER
+from athena_core.models.ontology import snake_id
+from athena_core.text.gazetteer import GAZETTEER
+from athena_core.text.stopwords import STOPWORDS
+from athena_core.text.tokens import Token
+
+PRONOUNS = frozenset({"it", "that", "them", "this"})
+
+# (relation, regex, base confidence, object-first?) — `obj` names the object's span.
+_NAME = r"(?P<obj>[A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*){0,3})"
+_PHRASE = r"(?P<obj>(?:the\s+|my\s+|our\s+|a\s+)?[\w.+#'-]+(?:\s+[\w.+#'-]+){0,5}?)"
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ClauseRule:
+    relation: str
+    regex: re.Pattern[str]
+    base: float
+    object_first: bool = False  # the object is written before the verb ("X is a struggle")
+    tool_only: bool = False  # the object must look like a product (gazetteer or a capitalised name)
+
+
+OBJECT_FIRST_END = r"(?=\s*(?:[,.;!?]|$|\s+(?:so|but|and)\b))"
+RULES: tuple[ClauseRule, ...] = (
+    # STRUGGLES_WITH
+    ClauseRule("STRUGGLES_WITH", _rx(r"^" + _PHRASE + r"\s+(?:is|are|has\s+been|have\s+been)\s+(?:a\s+|an\s+)?"
+               r"(?:real\s+|constant\s+|total\s+|huge\s+|big\s+)?(?:struggle|pain|headache|nightmare|mess|"
+               r"battle|slog)\b"), 0.65, True),
+    ClauseRule("STRUGGLES_WITH", _rx(r"^" + _PHRASE + r"\s+(?:is|are)\s+(?:something|what|the\s+thing)\s+I\s+"
+               r"(?:keep\s+|always\s+|constantly\s+)?(?:fight(?:ing)?|struggl(?:e|ing)|battl(?:e|ing)|wrestl(?:e|ing))"
+               r"\s+with\b"), 0.65, True),
+    ClauseRule("STRUGGLES_WITH", _rx(r"^" + _PHRASE + r"\s+(?:keeps?|kept)\s+(?:tripping\s+me\s+up|biting\s+me|"
+               r"breaking\s+on\s+me|failing\s+on\s+me)"), 0.6, True),
+    ClauseRule("STRUGGLES_WITH", _rx(r"^" + _PHRASE + r"\s+(?:is|are)\s+driving\s+me\s+(?:up\s+the\s+wall|crazy|"
+               r"nuts|mad)"), 0.6, True),
+    ClauseRule("STRUGGLES_WITH", _rx(r"\b(?:I|we)\s+(?:keep|kept)\s+(?:fighting|struggling|wrestling)\s+with\s+"), 0.65),
+    ClauseRule("STRUGGLES_WITH", _rx(r"\blost\s+(?:another\s+|a\s+whole\s+|an\s+|the\s+)?(?:afternoon|morning|"
+               r"evening|day|week|hour|night)s?\s+to\s+"), 0.6),
+    ClauseRule("STRUGGLES_WITH", _rx(r"\b(?:can't|cannot|can\s+not)\s+(?:wrap\s+my\s+head\s+around|get\s+my\s+"
+               r"head\s+around|make\s+sense\s+of)\s+"), 0.6),
+    # EXPRESSED_INTEREST
+    ClauseRule("EXPRESSED_INTEREST", _rx(r"(?:'d|\bwould)\s+(?:really\s+|also\s+)?love\s+to\s+(?:learn|understand|"
+               r"explore|study|try|get\s+into|dig\s+into)(?:\s+more)?(?:\s+about)?\s+"), 0.7),
+    ClauseRule("EXPRESSED_INTEREST", _rx(r"(?:'d|\bwould)\s+(?:really\s+|also\s+)?like\s+to\s+(?:learn|understand|"
+               r"explore|study|try|get\s+into|dig\s+into)(?:\s+more)?(?:\s+about)?\s+"), 0.7),
+    ClauseRule("EXPRESSED_INTEREST", _rx(r"\bwant\s+to\s+(?:\w+ly\s+)?(?:dig\s+into|get\s+into|understand|study)\s+"), 0.65),
+    ClauseRule("EXPRESSED_INTEREST", _rx(r"\b(?:keep|kept)\s+meaning\s+to\s+(?:study|learn|explore|look\s+into|"
+               r"read\s+up\s+on|try)\s+"), 0.6),
+    ClauseRule("EXPRESSED_INTEREST", _rx(r"\breading\s+(?:a\s+lot\s+|a\s+bit\s+|more\s+)?(?:about|up\s+on)\s+"), 0.6),
+    ClauseRule("EXPRESSED_INTEREST", _rx(r"^" + _PHRASE + r"\s+(?:really\s+)?(?:fascinates|intrigues|excites)\s+me\b"),
+               0.65, True),
+    ClauseRule("EXPRESSED_INTEREST", _rx(r"^" + _PHRASE + r"\s+is\s+on\s+my\s+(?:list|wishlist|bucket\s+list)\b"),
+               0.6, True),
+    # WORKS_ON
+    ClauseRule("WORKS_ON", _rx(r"^" + _PHRASE + r"\s+is\s+(?:the|my)\s+(?:main\s+)?project\s+I\s+(?:spend|put)\s+"),
+               0.7, True),
+    ClauseRule("WORKS_ON", _rx(r"\b(?:the|my)\s+(?:main\s+)?project\s+I\s+(?:spend|put)\s+[\w\s]+?\s+on\s+is\s+"), 0.7),
+    ClauseRule("WORKS_ON", _rx(r"\b(?:most|much|all|half)\s+of\s+my\s+(?:time|week|day|days|energy)\s+"
+               r"(?:goes|go|went)\s+(?:into|to)\s+"), 0.65),
+    ClauseRule("WORKS_ON", _rx(r"\bheads[-\s]down\s+on\s+"), 0.65),
+    ClauseRule("WORKS_ON", _rx(r"\bknee[-\s]deep\s+in\s+"), 0.6),
+    ClauseRule("WORKS_ON", _rx(r"\bmy\s+(?:main\s+)?focus(?:\s+at\s+work)?\s+(?:is|has\s+been)\s+"), 0.65),
+    ClauseRule("WORKS_ON", _rx(r"\b(?:I'm|I\s+am)\s+(?:the\s+)?(?:lead|main|only|senior)?\s*(?:developer|engineer|"
+               r"dev|maintainer|owner)\s+(?:on|of|for)\s+"), 0.65),
+    ClauseRule("WORKS_ON", _rx(r"\bmy\s+job\s+is\s+(?:basically\s+|mostly\s+|mainly\s+)?"), 0.6),
+    ClauseRule("WORKS_ON", _rx(r"\b(?:starting|started|start|kicking\s+off|leading|lead|finishing|doing|running)\s+"
+               r"(?P<obj>(?:the|our|my|a)\s+[\w.-]+(?:\s+[\w.-]+){0,3}?)\s+(?:rewrite|migration|refactor|"
+               r"port|overhaul|redesign)\b"), 0.7, True),
+    ClauseRule("WORKS_ON", _rx(r"^(?:so\s+|ok\s+|okay\s+)?(?:back|still)\s+on\s+(?P<obj>(?:the|our|my)\s+[^,.;!?]+)"),
+               0.6, True),
+    # USES
+    ClauseRule("USES", _rx(r"^(?:(?:yes|yeah|yep|ok|okay|sure|and)[,\s]+)?" + _PHRASE + r"\s+(?:stays|remains)\b"),
+               0.65, True, True),
+    ClauseRule("USES", _rx(r"\b(?:keep|keeping|kept|stick(?:ing)?\s+with|stay(?:ing)?\s+(?:with|on))\s+(?:using\s+)?"),
+               0.6, False, True),
+    ClauseRule("USES", _rx(r"^" + _PHRASE + r"\s+(?:is|has\s+been)\s+my\s+(?:daily\s+driver|go-to|main\s+tool|"
+               r"favou?rite\s+tool|bread\s+and\s+butter)"), 0.7, True, True),
+    ClauseRule("USES", _rx(r"^" + _PHRASE + r"\s+has\s+been\s+(?:part\s+of|in)\s+my\s+(?:setup|toolbox|stack|"
+               r"workflow)"), 0.65, True, True),
+    ClauseRule("USES", _rx(r"\bmy\s+(?:go-to|daily\s+driver|main\s+tool)(?:\s+these\s+days|\s+right\s+now|\s+now)?"
+               r"\s+is\s+"), 0.7, False, True),
+    ClauseRule("USES", _rx(r"\b(?:can't|cannot|couldn't)\s+imagine\s+(?:working|coding|living|doing\s+my\s+job)\s+"
+               r"without\s+"), 0.65, False, True),
+    ClauseRule("USES", _rx(r"\b(?:most|much|all)\s+of\s+my\s+(?:day|days|time|work)\s+is\s+spent\s+in\s+"), 0.65, False, True),
+    ClauseRule("USES", _rx(r"\bI\s+spend\s+(?:most|much|all)\s+of\s+my\s+(?:day|days|time)\s+in\s+"), 0.65, False, True),
+    ClauseRule("USES", _rx(r"\beverything\s+I\s+do(?:\s+at\s+the\s+moment|\s+these\s+days|\s+now)?\s+goes\s+through\s+"),
+               0.6, False, True),
+    ClauseRule("USES", _rx(r"\b(?:I|we)\s+(?:do|did)\s+(?:nearly\s+|almost\s+|pretty\s+much\s+)?everything\s+(?:with|in)\s+"),
+               0.65, False, True),
+    ClauseRule("USES", _rx(r"\b(?:I|we)\s+lean\s+(?:heavily\s+)?on\s+"), 0.65, False, True),
+    ClauseRule("USES", _rx(r"\b(?:picked\s+up|started\s+(?:using|with)|got\s+into|swear\s+by)\s+"), 0.65, False, True),
+    ClauseRule("USES", _rx(r"\ba\s+(?:heavy|big|daily|longtime|long-time)\s+" + _NAME + r"\s+user\b"), 0.65, True, True),
+    # EXHIBITS
+    ClauseRule("EXHIBITS", _rx(r"\b(?:call|consider)\s+myself\s+(?:a\s+|an\s+)?"), 0.6),
+    ClauseRule("EXHIBITS", _rx(r"^being\s+(?:a\s+|an\s+)?" + _PHRASE + r"\s+is\s+(?:just\s+)?(?:how|who)\s+I\s+am"),
+               0.6, True),
+)
+
+PRONOUN_USE = ClauseRule("USES", _rx(r"\b(?:I|we)\s+(?:use|used|rely\s+on|live\s+in|work\s+in|code\s+in)\s+"
+                                     r"(?=(?:it|them)\b)"), 0.65)
+
+# A project's client: groups p (the project) and c (the client's name).
+_CLIENT = r"(?P<c>[A-Z][\w&.'-]*(?:\s+[A-Z][\w&.'-]*){0,3})"
+_PROJECT = r"(?P<p>(?:the\s+|our\s+|my\s+)?[\w.-]+(?:\s+[\w.-]+){0,4}?)"
+_PROJECT_END = r"(?P<p>[^,.;!?]+)"  # a project written last: cut by the object boundaries
+CLIENT_RULES: tuple[re.Pattern[str], ...] = (
+    _rx(r"^" + _PROJECT + r"\s+(?:is|was|are)\s+(?:being\s+built\s+|built\s+|made\s+|a\s+contract\s+(?:job|gig)\s+|"
+        r"a\s+project\s+|done\s+)?for\s+" + _CLIENT),
+    _rx(r"\b(?:our|my|the)\s+(?:client|customer)\s+(?:for|on|behind)\s+" + _PROJECT + r"\s+is\s+" + _CLIENT),
+    re.compile(r"^" + _CLIENT + r"\s+(?:is|was)\s+(?:the|our|my)\s+(?:client|customer)\s+(?:behind|for|on)\s+" + _PROJECT_END),
+    re.compile(r"^" + _CLIENT + r"\s+(?:pays|paid|is\s+paying)\s+(?:us\s+|me\s+)?for\s+" + _PROJECT_END),
+    _rx(r"^" + _PROJECT + r"\s+(?:was|is|has\s+been)\s+(?:commissioned|ordered|funded|sponsored)\s+by\s+" + _CLIENT),
+    re.compile(r"^" + _CLIENT + r"\s+is\s+(?:who|whom)\s+" + _PROJECT + r"\s+is\s+for\b"),
+)
+
+# A change of value: (regex with groups a and b).
+SWITCHES: tuple[re.Pattern[str], ...] = (
+    _rx(r"\b(?:switched|moved|migrated|changed|went)\s+(?:over\s+)?from\s+(?P<a>.+?)\s+(?:to|over\s+to|onto)\s+(?P<b>.+)"),
+    _rx(r"\breplaced\s+(?P<a>.+?)\s+with\s+(?P<b>.+)"),
+    _rx(r"\b(?:dropped|ditched|abandoned|left)\s+(?P<a>.+?)\s+(?:and|for)\s+(?:went\s+with|switched\s+to|"
+        r"moved\s+to|picked|chose|(?=[A-Z]))(?P<b>.+)"),
+    _rx(r"\bafter\s+(?:years|months|a\s+year|a\s+decade|ages)\s+(?:on|with|of)\s+(?P<a>.+?),\s*(?:I|we)(?:'ve|\s+have)?"
+        r"\s+(?:moved|switched|gone|migrated)\s+(?:over\s+)?(?:to|onto)\s+(?P<b>.+)"),
+    _rx(r"\bused\s+to\s+use\s+(?P<a>.+?),?\s+but\s+(?:now\s+(?:it's|I\s+use)|these\s+days\s+(?:it's|I\s+use))\s+(?P<b>.+)"),
+)
+
+# Personal facts: where the user lives, people and pets they name. (nuance, regex with group obj)
+PLACE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("lives in", re.compile(r"\b(?:I|[Ww]e)\s+(?:live|lived|am\s+living|'m\s+living)\s+in\s+" + _NAME)),
+    ("moved to", re.compile(r"\b(?:I|[Ww]e)\s+(?:moved|relocated)\s+to\s+" + _NAME)),
+    ("home is", re.compile(r"\b[Hh]ome\s+for\s+(?:me|us)\s+is\s+" + _NAME)),
+    ("based in", re.compile(r"\b(?:I'm|I\s+am|[Ww]e're|[Ww]e\s+are)\s+based\s+in\s+" + _NAME)),
+    ("settled in", re.compile(r"\b(?:I've|[Ww]e've|I\s+have|[Ww]e\s+have)\s+settled\s+in\s+" + _NAME)),
+)
+PEOPLE_NOUNS = ("sister", "brother", "partner", "wife", "husband", "friend", "cousin", "mom", "mum", "mother",
+                "dad", "father", "son", "daughter", "girlfriend", "boyfriend", "roommate", "neighbour",
+                "neighbor", "aunt", "uncle", "niece", "nephew", "grandma", "grandpa", "fiancee", "fiance",
+                "colleague", "coworker", "teammate", "manager", "boss", "mentor")
+PET_NOUNS = ("dog", "cat", "kitten", "puppy", "parrot", "rabbit", "hamster", "horse", "bike", "car", "boat")
+_KIN = "|".join(PEOPLE_NOUNS)
+_PET = "|".join(PET_NOUNS)
+# Capitalised words that open a sentence and are no name ("Yeah, my mom loved flowers").
+NOT_NAMES = frozenset("""yeah yes yep no nope well oh hey ok okay so wow haha sure thanks honestly anyway sorry
+    hi hello right anyway also and but then today yesterday""".split()) | STOPWORDS
+PERSON_RULES: tuple[tuple[re.Pattern[str], bool], ...] = (  # (regex with groups kind and obj, is a pet)
+    (re.compile(r"\b[Mm]y\s+(?:best\s+|old\s+|little\s+|older\s+|younger\s+)?(?P<kind>" + _KIN + r")\s+"
+                r"(?P<obj>[A-Z][a-z]+)\b"), False),
+    (re.compile(r"\b(?P<obj>[A-Z][a-z]+),\s+my\s+(?P<kind>" + _KIN + r")\b"), False),
+    (re.compile(r"\b(?:a|my|our)\s+(?P<kind>" + _PET + r")\s+(?:named|called)\s+(?P<obj>[A-Z][a-z]+)\b"), True),
+    (re.compile(r"\b[Mm]y\s+(?P<kind>" + _PET + r")\s+(?P<obj>[A-Z][a-z]+)\b"), True),
+    (re.compile(r"\b(?P<obj>[A-Z][a-z]+),\s+my\s+(?P<kind>" + _PET + r")\b"), True),
+    (re.compile(r"\b(?:adopted|got|bought|rescued)\s+a\s+(?P<kind>" + _PET + r")\s+and\s+(?:called|named)\s+"
+                r"(?:her|him|it|them)\s+(?P<obj>[A-Z][a-z]+)\b"), True),
+)
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One fact a rule found: subject, relation, object, base confidence and a nuance prefix."""
+
+    subject: Node
+    relation: str
+    obj: Node
+    base: float
+    note: str = ""
+    tokens: tuple[int, ...] = ()  # token starts the object used (claimed from the other rules)
+
+
+def _phrase_item(s: SummarySentence, start: int, end: int) -> list[Token]:
+    """The object phrase written in [start, end): leading filler dropped, cut at the first boundary word or
+    hard break, at most MAX_OBJECT_WORDS words (longer means we did not find where the object ends)."""
+    item: list[Token] = []
+    for tok in s.toks:
+        if tok.start < start or tok.end > end:
+            continue
+        if item and HARD_BREAK.search(s.text[item[-1].end: tok.start]):
+            break
+        if not item and tok.lower in LEADING_FILLER and tok.start not in s.gaz:
+            continue
+        if tok.lower in BOUNDARY_WORDS and tok.start not in s.gaz:
+            break
+        item.append(tok)
+    return item if 0 < len(item) <= MAX_OBJECT_WORDS else []
+
+
+def _is_tool_like(s: SummarySentence, item: list[Token]) -> bool:
+    return any(t.start in s.gaz for t in item) or all(s.is_name_word(t) or t.text[:1].isupper() for t in item)
+
+
+class ClauseReader:
+    """Reads one sentence's chat clauses; `antecedent` is what "it" refers to (the turn's last named thing)."""
+
+    def __init__(self, s: SummarySentence, antecedent: Node | None) -> None:
+        self.s = s
+        self.antecedent = antecedent
+
+    def speaker_subject(self, offset: int) -> Node | None:
+        """The user when the clause at `offset` is the speaker's own (no other party named before it)."""
+        subject, third, _ = self.s.subject_before(offset)
+        if subject is USER or (subject is not None and subject.id == USER.id and not third):
+            return USER
+        if subject is None and not any(c.start < offset for c in self.s.candidates):
+            return USER  # "Building wheels is a struggle": nobody else named, the speaker says it
+        return None
+
+    def object_at(self, start: int, end: int | None, relation: str, tool_only: bool) -> tuple[Node, list[Token]] | None:
+        s = self.s
+        word = s.text[start:].split(None, 1)[0].strip(".,;!?").lower() if s.text[start:].strip() else ""
+        if word in PRONOUNS:
+            return (self.antecedent, []) if self.antecedent is not None else None
+        if end is None:
+            items = s.object_items(start)
+            item = items[0] if items else []
+        else:
+            item = _phrase_item(s, start, end)
+        if not item or any(t.lower in ("i", "me", "my", "you", "your") for t in item):
+            return None
+        if tool_only and not _is_tool_like(s, item):
+            return None
+        return s.object_node(item, relation), item
+
+    def clauses(self) -> list[Clause]:
+        out: list[Clause] = []
+        s = self.s
+        for rule in RULES:
+            for match in rule.regex.finditer(s.text):
+                if s.negated(0, match.start()) and not rule.object_first:
+                    continue
+                subject = self.speaker_subject(match.start())
+                if subject is None:
+                    continue
+                if rule.object_first:
+                    found = self.object_at(match.start("obj"), match.end("obj"), rule.relation, rule.tool_only)
+                else:
+                    found = self.object_at(match.end(), None, rule.relation, rule.tool_only)
+                if found is None:
+                    continue
+                obj, item = found
+                if rule.relation == "EXHIBITS":
+                    obj = Node(obj.id, "Concepts", obj.name.lower())
+                out.append(Clause(subject, rule.relation, obj, rule.base, tokens=tuple(t.start for t in item)))
+        for match in PRONOUN_USE.regex.finditer(s.text):
+            if self.antecedent is not None and self.speaker_subject(match.start()) is not None:
+                out.append(Clause(USER, "USES", self.antecedent, PRONOUN_USE.base))
+        out += self._clients()
+        out += self._switches()
+        out += self._personal()
+        return out
+
+    def _clients(self) -> list[Clause]:
+        """"The checkout service is for Northwind Traders": the project, not the user, is the subject."""
+        s = self.s
+        for regex in CLIENT_RULES:
+            match = regex.search(s.text)
+            if match is None:
+                continue
+            item = _phrase_item(s, match.start("p"), match.end("p"))
+            client = match.group("c").strip()
+            if not item or not client or client.lower() in GAZETTEER or \
+                    not (item[-1].lower in PROJECT_WORDS or all(s.is_name_word(t) for t in item)):
+                continue
+            project = s.object_node(item, "WORKS_ON")
+            return [Clause(project, "BUILT_FOR_CLIENT", Node(snake_id(client), "Identities", client), 0.7,
+                           tokens=self._starts(match.start("c"), match.end("c")))]
+        return []
+
+    def _switch_item(self, start: int, end: int) -> tuple[Node, list[Token]] | None:
+        s = self.s
+        item = _phrase_item(s, start, end)
+        if not item or not _is_tool_like(s, item):
+            return None
+        return s.object_node(item, "USES"), item
+
+    def _switches(self) -> list[Clause]:
+        out: list[Clause] = []
+        for regex in SWITCHES:
+            for match in regex.finditer(self.s.text):
+                if self.speaker_subject(match.start()) is None:
+                    continue
+                old = self._switch_item(match.start("a"), match.end("a"))
+                new = self._switch_item(match.start("b"), match.end("b"))
+                if old is None or new is None or old[0].id == new[0].id:
+                    continue
+                out.append(Clause(USER, "USES", new[0], 0.8, f"switched from {old[0].name}",
+                                  tuple(t.start for t in new[1])))
+                out.append(Clause(USER, "USES", old[0], 0.7, f"{PAST_PREFIX}, switched to {new[0].name}",
+                                  tuple(t.start for t in old[1])))
+                return out
+        return out
+
+    def _personal(self) -> list[Clause]:
+        out: list[Clause] = []
+        s = self.s
+        for nuance, regex in PLACE_RULES:
+            for match in regex.finditer(s.text):
+                name = match.group("obj")
+                if name.lower() in GAZETTEER or self.speaker_subject(match.start()) is None:
+                    continue
+                out.append(Clause(USER, "RELATES_TO", Node(snake_id(name), "Concepts", name), 0.65, nuance,
+                                  self._starts(match.start("obj"), match.end("obj"))))
+        for regex, pet in PERSON_RULES:
+            for match in regex.finditer(s.text):
+                name, kind = match.group("obj"), match.group("kind").lower()
+                if name.lower() in GAZETTEER or name.lower() in NOT_NAMES:
+                    continue
+                label = "Concepts" if pet else "Identities"
+                out.append(Clause(USER, "RELATES_TO", Node(snake_id(name), label, name), 0.65,
+                                  f"{'has a ' if pet else ''}{kind}" if pet else f"{kind}",
+                                  self._starts(match.start("obj"), match.end("obj"))))
+        return out
+
+    def _starts(self, start: int, end: int) -> tuple[int, ...]:
+        return tuple(t.start for t in self.s.toks if start <= t.start < end)

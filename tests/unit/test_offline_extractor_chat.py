@@ -1,0 +1,105 @@
+"""The offline extractor on ordinary chat (issue 14 items 2 and 3): the phrasings an HTTP run missed, a
+change of value kept as two edges in time order, "it" resolved within the turn or dropped, personal facts
+as RELATES_TO with their nuance, third parties and the assistant kept apart, and the demo sample's persona."""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from importlib import resources
+
+from athena_core.ltm.extraction import ExtractionTurn, OfflineTripleExtractor, normalise_triples
+from athena_core.models.ontology import FactObservation
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+
+
+def facts_of(*texts: str | tuple[str, str]) -> list[FactObservation]:
+    """Facts from turns given oldest first: a plain string is a user turn, (role, text) any turn."""
+    turns = []
+    for i, item in enumerate(texts):
+        role, text = ("user", item) if isinstance(item, str) else item
+        turns.append(ExtractionTurn(f"ev-{i}", "sam" if role == "user" else "helper", role,
+                                    T0 + timedelta(minutes=i), text))
+    turns.reverse()  # newest first, as the promoter reads them
+    extraction = OfflineTripleExtractor().extract("", entities=[], turns=turns)
+    facts, _ = normalise_triples(extraction, user_name="sam", valid_at=T0, heat_score=0.5, evidence_id="c:1",
+                                 turns=turns)
+    return facts
+
+
+def triples(facts: list[FactObservation], floor: float = 0.5) -> set[tuple[str, str, str]]:
+    return {(f.subject_id, f.relation, f.object_id) for f in facts if f.confidence >= floor}
+
+
+def test_the_phrasings_the_http_run_missed() -> None:
+    assert ("checkout_service", "BUILT_FOR_CLIENT", "northwind_traders") in triples(
+        facts_of("The checkout service is for Northwind Traders."))
+    assert ("user", "STRUGGLES_WITH", "building_wheels") in triples(facts_of("Building wheels is a struggle."))
+    assert ("user", "WORKS_ON", "billing_dashboard") in triples(
+        facts_of("The project I spend most of my week on is the billing dashboard."))
+    assert ("user", "EXPRESSED_INTEREST", "kafka_consumer_rebalancing") in triples(
+        facts_of("I'd love to understand Kafka consumer rebalancing."))
+    assert ("user", "STRUGGLES_WITH", "kafka_consumer_rebalancing") in triples(
+        facts_of("Kafka consumer rebalancing is something I keep fighting with."))
+
+
+def test_a_switch_keeps_both_values_the_old_one_first() -> None:
+    facts = facts_of("I use VS Code for everything.", "I switched from VS Code to Zed.")
+    by_object = {f.object_id: f for f in facts if f.relation == "USES" and f.evidence_event_ids == ["ev-1"]}
+    zed, vs_code = by_object["zed"], by_object["vs_code"]
+    assert vs_code.valid_at < zed.valid_at == T0 + timedelta(minutes=1)  # the old value is the past
+    assert vs_code.context_nuance.startswith("previously") and "switched from VS Code" in zed.context_nuance
+    assert min(f.valid_at for f in facts if f.object_id == "vs_code") == T0  # and was stated before
+
+
+def test_it_resolves_to_what_the_turn_named_and_is_dropped_otherwise() -> None:
+    facts = facts_of("Flutter came up at work, I'm a heavy Flutter user. Honestly I use it all day.")
+    assert ("user", "USES", "flutter") in triples(facts)
+    alone = facts_of("I use it all day.")
+    assert not [f for f in alone if f.relation == "USES"]  # no antecedent: nothing guessed
+    other_turn = facts_of("I picked up Flutter last month.", ("agent", "Nice."), "I use it all day.")
+    from_last = [f for f in other_turn if f.evidence_event_ids == ["ev-2"]]
+    assert from_last == []  # "it" is not carried across turns
+
+
+def test_pronoun_objects_are_written_lower_than_named_ones() -> None:
+    named = {f.object_id: f.confidence for f in facts_of("I picked up Terraform recently.")}
+    via_it = [f for f in facts_of("Terraform is new to me. I use it all day.") if f.object_id == "terraform"
+              and f.relation == "USES"]
+    assert via_it and via_it[0].confidence < named["terraform"]
+    # a name the extractor cannot tell is a product is no antecedent: "it" is dropped, not guessed
+    assert not [f for f in facts_of("Svelte is new to me. I use it all day.") if f.relation == "USES"]
+
+
+def test_personal_facts_are_relates_to_with_their_nuance() -> None:
+    facts = {f.object_id: f for f in facts_of(
+        "I live in Lisbon.", "My sister Ana visits every month.", "I have a dog named Biscuit.")}
+    assert {k: (facts[k].relation, facts[k].context_nuance.split(":")[0]) for k in ("lisbon", "ana", "biscuit")} == {
+        "lisbon": ("RELATES_TO", "lives in"), "ana": ("RELATES_TO", "sister"), "biscuit": ("RELATES_TO", "has a dog")}
+    assert facts["ana"].object_label == "Identities"
+
+
+def test_third_parties_and_the_assistant_keep_their_facts() -> None:
+    facts = facts_of("My colleague Priya uses Java.", "Femi from my team wants to learn Redpanda.",
+                     ("agent", "I'd recommend Cassandra here. I use Helm myself for this kind of work."),
+                     ("agent", "You could try Airflow for that."))
+    user_objects = {f.object_id for f in facts if f.subject_id == "user"}
+    assert not user_objects & {"java", "redpanda", "cassandra", "helm", "airflow"}
+    assert ("priya", "USES", "java") in triples(facts)
+
+
+def test_the_demo_sample_yields_the_users_persona_and_a_change() -> None:
+    sample = json.loads(resources.files("athena_devtools.samples").joinpath("demo_conversation.json").read_text())
+    facts: list[FactObservation] = []
+    for number, session in enumerate(sample["sessions"]):
+        texts: list[str | tuple[str, str]] = []
+        for turn in session["turns"]:
+            if "user" in turn:
+                texts += [turn["user"], ("agent", turn["agent"])]
+        facts += [f.model_copy(update={"valid_at": f.valid_at + timedelta(days=7 * number)}) for f in facts_of(*texts)]
+    found = triples(facts)
+    assert {("user", "USES", "go"), ("user", "USES", "pgx"), ("user", "USES", "postgresql"),
+            ("user", "WORKS_ON", "payments_service"), ("user", "STRUGGLES_WITH", "pgxpool_settings"),
+            ("user", "EXPRESSED_INTEREST", "spaced_repetition")} <= found
+    switch = {f.object_id: f for f in facts if f.object_id in ("vs_code", "zed")}
+    assert switch["vs_code"].valid_at < switch["zed"].valid_at  # initially VS Code, currently Zed
