@@ -1,6 +1,7 @@
 """The ASGI application factory. `uvicorn athena_api.app:create_app --factory`."""
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -12,6 +13,8 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from athena_api.dependencies import PrincipalDep
 from athena_api.errors import install_error_handlers
 from athena_api.observability import RequestObservability
+from athena_api.fast_writes import FastWrites
+from athena_api.session_cache import SessionCache
 from athena_api.write_admission import WriteAdmission
 from athena_api.routes import admin, analysis, context, events, health, sessions
 from athena_api.auth import Authenticator
@@ -43,7 +46,8 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         requester = PipelineRunRequester(rt.redis, settings.pipeline_debounce_ttl_s)
         app.state.runtime = rt
         app.state.authenticator = authenticator
-        app.state.ingest = Ingest(rt.documents, rt.stm, requester.request)
+        app.state.ingest = Ingest(rt.documents, rt.stm, requester.request, sessions=rt.documents)
+        app.state.sessions = SessionCache()
         app.state.writer = GroupCommitWriter(app.state.ingest, max_group_events=settings.ingest_group_max_events,
                                              max_queued_events=settings.ingest_queue_max_events)
         app.state.writer.start()
@@ -52,6 +56,10 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         app.state.admission = TenantAdmission(
             rt.redis, rt.documents, rate_per_s=settings.rate_limit_per_s, max_pending=settings.backlog_max_pending
         )
+        if owned:
+            # A served process (not a test's app): its imports and runtime live as long as it does; frozen,
+            # a full collection under load walks only the objects that requests made.
+            gc.freeze()
         if not settings.auth_enabled:
             log.warning(
                 "AUTH IS OFF (ATHENA_AUTH_MODE=off): every caller may act for every tenant. "
@@ -76,7 +84,8 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         app.include_router(router)
     if docs_closed:
         _add_authenticated_docs(app)
-    app.add_middleware(WriteAdmission)  # inside the observability middleware: refusals are counted
+    app.add_middleware(FastWrites)  # innermost: after the admission door, before FastAPI
+    app.add_middleware(WriteAdmission, max_in_flight=settings.ingest_max_in_flight_requests)  # inside the observability middleware: refusals are counted
     app.add_middleware(RequestObservability, max_body_bytes=max_body_bytes(settings))
     return app
 

@@ -10,6 +10,7 @@ from athena_api.errors import ApiError
 from athena_core.observability import request_context
 from athena_api.auth import AuthError, Authenticator, Principal
 from athena_api.rate_limits import Refusal
+from athena_api.session_cache import SessionCache
 from athena_core.observability.sentry_setup import tag_tenant
 from athena_core.usecases.group_commit import GroupCommitWriter
 from athena_core.usecases.ingest import Ingest
@@ -22,8 +23,9 @@ from athena_core.wiring.runtime import Runtime
 
 # The dependencies of the write path are `async def`: FastAPI runs a sync dependency in the thread pool,
 # one thread hop each (the cost that made StoreEvent collapse under concurrency, issue 16). They do no
-# blocking I/O except the session lookup, one primary-key read of the local SQLite file (WAL: never
-# waits on the writer), and the optional rate-limit call (one Redis round trip).
+# blocking I/O except the first lookup of a session (in the thread pool; later writes take its identity
+# from the `SessionCache`, and the writer rechecks that it exists), and the optional rate-limit call
+# (one Redis round trip).
 async def get_runtime(request: Request) -> Runtime:
     return request.app.state.runtime
 
@@ -124,6 +126,48 @@ def refuse(refusal: Refusal | None) -> None:
 
 
 SessionDep = Annotated[Session, Depends(get_owned_session)]
+
+
+async def get_write_session(request: Request, session_id: str, runtime: RuntimeDep, principal: PrincipalDep
+                            ) -> Session:
+    """`get_owned_session` for the write routes, without a thread hop per request: a session's identity
+    (tenant, user, agent) never changes, so once read it is taken from the process's `SessionCache`. That
+    it still exists is checked by the writer just before the commit (`IngestRequest.recheck_session`), and
+    again here before anything is written outside the event log (a payload's blob, an Idempotency-Key
+    record: `confirm_session`). An unknown id is read every time (a session created by another process
+    is found at once)."""
+    cache: SessionCache = request.app.state.sessions
+    session = cache.get(session_id)
+    if session is None:
+        session = await get_owned_session(request, session_id, runtime, principal)
+        cache.put(session)
+        return session
+    request.state.session_cached = True
+    if not principal.may_use(session.tenant_id, session.user_id):
+        raise ApiError(404, "session_not_found", f"session {session_id!r} not found", field="session_id")
+    request_context.tenant_id.set(session.tenant_id)
+    tag_tenant(session.tenant_id)
+    refuse(request.app.state.admission.check_rate(session.tenant_id))
+    return session
+
+
+async def confirm_session(request: Request, runtime: Runtime, session: Session) -> None:
+    """404 when a session taken from the cache no longer exists: before a write outside the event log."""
+    if not getattr(request.state, "session_cached", False):
+        return
+    from starlette.concurrency import run_in_threadpool
+
+    try:
+        found = await run_in_threadpool(runtime.documents.get_session, session.session_id)
+    except Exception as exc:  # noqa: BLE001
+        raise ApiError(503, "store_unavailable", "the document store does not answer; retry",
+                       headers={"Retry-After": "1"}) from exc
+    if found is None:
+        request.app.state.sessions.forget(session.session_id)
+        raise ApiError(404, "session_not_found", f"session {session.session_id!r} not found", field="session_id")
+
+
+WriteSessionDep = Annotated[Session, Depends(get_write_session)]
 
 
 def require_admin(principal: PrincipalDep) -> Principal:

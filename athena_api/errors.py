@@ -71,13 +71,18 @@ def _validation_field(error: dict) -> dict:
     return {"field": field_name(tuple(error["loc"])), "message": _utf8_safe(str(error["msg"]))}
 
 
+def api_error_response(exc: ApiError) -> JSONResponse:
+    """The answer to an `ApiError` (the handler's, and the fast write path's, which runs outside FastAPI)."""
+    message = _utf8_safe(exc.message)
+    fields = [{"field": _utf8_safe(exc.field), "message": message}] if exc.field else []
+    fields += [{"field": _utf8_safe(f), "message": _utf8_safe(m)} for f, m in exc.fields or ()]
+    return JSONResponse(error_body(exc.code, message, fields), status_code=exc.status, headers=exc.headers)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(_: Request, exc: ApiError) -> JSONResponse:
-        message = _utf8_safe(exc.message)
-        fields = [{"field": _utf8_safe(exc.field), "message": message}] if exc.field else []
-        fields += [{"field": _utf8_safe(f), "message": _utf8_safe(m)} for f, m in exc.fields or ()]
-        return JSONResponse(error_body(exc.code, message, fields), status_code=exc.status, headers=exc.headers)
+        return api_error_response(exc)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -70,10 +70,24 @@ class RequestObservability:
             await _reject_too_large(send, received, limit, request_id)
         finally:
             route = scope.get("route")
-            template = getattr(route, "path", "unmatched")
-            method = scope["method"]
-            metrics.HTTP_REQUESTS.labels(method, template, str(status)).inc()
-            metrics.HTTP_SECONDS.labels(method, template).observe(time.perf_counter() - started)
+            counted, timed = _series(scope["method"], getattr(route, "path", "unmatched"), status)
+            counted.inc()
+            timed.observe(time.perf_counter() - started)
+
+
+_SERIES: dict[tuple[str, str, int], tuple] = {}
+
+
+def _series(method: str, template: str, status: int) -> tuple:
+    """The request counter and latency histogram of (method, route template, status), looked up once:
+    `labels()` validates and locks on every call, twice per request on the hot path. Templates and
+    statuses are few, so the map stays small."""
+    key = (method, template, status)
+    found = _SERIES.get(key)
+    if found is None:
+        found = _SERIES[key] = (metrics.HTTP_REQUESTS.labels(method, template, str(status)),
+                                metrics.HTTP_SECONDS.labels(method, template))
+    return found
 
 
 # A client's X-Request-ID is echoed and logged: only a short token of safe characters is taken as it is.

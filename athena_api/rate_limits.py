@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import anyio.to_thread
 import redis
 
+from athena_api.errors import ApiError
 from athena_core.stores.documents.port import EventLog
 from athena_core.wiring.redis_keys import rate_key
 
@@ -66,7 +67,11 @@ class TenantAdmission:
             return None
         cached = self._backlog_cache.get(tenant_id)
         if cached is None or time.monotonic() - cached[0] > 1.0:
-            return await anyio.to_thread.run_sync(self.check_backlog, tenant_id)
+            try:
+                return await anyio.to_thread.run_sync(self.check_backlog, tenant_id)
+            except Exception as exc:  # noqa: BLE001 - the event log does not answer: nothing was accepted
+                raise ApiError(503, "store_unavailable", "the document store does not answer; retry",
+                               headers={"Retry-After": "1"}) from exc
         return self._backlog_refusal(cached[1])
 
     def _backlog_refusal(self, pending: int) -> Refusal | None:

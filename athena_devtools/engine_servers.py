@@ -5,7 +5,8 @@
   it listens on is chosen free here, including the embedded etcd's client and peer ports (which the
   wheel's own launcher leaves at 2379/2380): `ETCD_CONFIG_PATH` points the embedded etcd at a config
   file naming them. Only etcd binds loopback; the other Milvus ports bind every interface (Milvus 2.3
-  has no listen-address option), so they are picked free rather than fixed.
+  has no listen-address option), so they are picked free rather than fixed. Its `common.gracefulTime`
+  (Bounded consistency's staleness bound) is set to 1000 ms instead of 2.3's 5000 (SPEC S2 freshness).
 - **SecantusDB 0.7.0b3** (`secantusd-py`, GPL-2.0, beta): a MongoDB-wire server on WiredTiger. It is
   *not* MongoDB; it has no text indexes.
 - **redis-server** (Redis 7 from apt) on a private port, for restarts in fault tests: the machine's own
@@ -18,6 +19,7 @@ suites that need it fail with that reason, they never skip.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -104,6 +106,20 @@ _MILVUS_PORT_KEYS = ("proxy_port", "proxy_internal_port", "root_coord_port", "qu
                      "data_node_port")
 
 
+# Bounded consistency serves rows older than `common.gracefulTime` for sure (5000 ms in 2.3's milvus.yaml).
+# SearchMemory reads at Bounded (milvus_vectors.py); 1000 ms keeps its vector part inside SPEC S2's 2 s.
+BOUNDED_STALENESS_MS = 1000
+
+
+def _bound_staleness(config_path: Path, milliseconds: int) -> None:
+    """Set `common.gracefulTime` in a resolved milvus.yaml (the one key of that name in 2.3's template)."""
+    text = config_path.read_text()
+    updated, count = re.subn(r"(?m)^(\s+gracefulTime:)[ \t]*\d+", rf"\g<1> {int(milliseconds)}", text)
+    if count != 1:
+        raise EngineStartError(f"{config_path}: expected one gracefulTime key, found {count}")
+    config_path.write_text(updated)
+
+
 @dataclass
 class MilvusServerProcess:
     """One Milvus standalone server on `data_dir` (fresh unless you reuse it), ports chosen free."""
@@ -137,6 +153,7 @@ class MilvusServerProcess:
         config.resolve_storage()
         config.update(**{k: self.ports[k] for k in (*_MILVUS_PORT_KEYS, "etcd_port")})
         config.resolve()  # writes <data_dir>/configs/milvus.yaml with these ports
+        _bound_staleness(self.data_dir / "configs" / "milvus.yaml", BOUNDED_STALENESS_MS)
         etcd_conf = self.data_dir / "configs" / "embedEtcd.yaml"
         client, peer = self.ports["etcd_port"], self.ports["etcd_peer_port"]
         etcd_conf.write_text(
@@ -309,3 +326,14 @@ class RedisServerProcess:
     def stop(self) -> None:
         _stop(self.proc)
         self.proc = None
+
+    def kill(self, forget_data: bool = False) -> None:
+        """SIGKILL (no final AOF write). `forget_data` also removes the append-only files, so the next start
+        comes back empty: a Redis whose data is gone (no volume), which the STM must rebuild from the log."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.proc = None
+        if forget_data:
+            shutil.rmtree(self.data_dir / "appendonlydir", ignore_errors=True)
+            (self.data_dir / "appendonly.aof").unlink(missing_ok=True)

@@ -47,6 +47,7 @@ def eval_facts(
     provider: list[str] = typer.Option(None, help="offline / openai (default: offline, plus openai when ATHENA_OPENAI_API_KEY is set)."),
     out: Path = typer.Option(None, help="Directory for the JSON + markdown results (default: ATHENA_EVAL_OUT_DIR, else bench/results)."),
     keep_data: bool = typer.Option(False, help="Keep each provider's temporary data dir."),
+    fresh_share: float = typer.Option(0.25, min=0.0, max=0.6, help="Share of facts (and fresh decoys when > 0) in the fresh phrasings; 0 gives the corpus without them."),
 ) -> None:
     """Planted user facts through the real pipeline and promotion (in this process); score the graph."""
     from athena_eval.facts import runner
@@ -54,4 +55,5 @@ def eval_facts(
 
     logging.basicConfig(level=logging.WARNING)
     runner.run_eval(users, seed=seed, sessions=sessions, providers=tuple(provider) if provider else None,
+                    fresh_share=fresh_share,
                     out_dir=out or EvalSettings().out_dir, keep_data=keep_data, echo=lambda m: typer.echo(m))

@@ -3,7 +3,7 @@
 Run from the repo root:
 
     python bench/document_store.py                 # 20k events over 40 agent scopes
-    python bench/document_store.py --events 2000   # quick
+    python bench/document_store.py --quick         # 2k events over 20 scopes (run_all --quick)
 
 Both adapters are the production code (`MongoDocuments`, `SqliteDocuments`); SecantusDB is started here
 (`secantusd-py`, free port, fresh directory; mongod's default durability, no fsync per commit) and SQLite
@@ -11,7 +11,10 @@ is a fresh WAL file (the adapter's own synchronous setting). Each engine gets th
 JSON line reports:
   - append_single_eps / append_single_p50_ms / p95: one `append_events([event])` per call (StoreEvent
     without the group commit);
-  - append_batch_eps: `append_events` of 100 events per call (the group commit's and the batch route's way);
+  - append_batch_eps: `append_events` of 100 events per call (the group commit's and the batch route's way;
+    on SecantusDB one transaction per call, `atomic_batches` says so); then, on a server with transactions,
+    append_batch_unordered_eps: as many new events in the non-atomic fallback (one unordered insert_many),
+    and transaction_over_unordered_batch_eps, the ratio of the two in this run;
   - pending_scan_p50_ms / p95: `pending_events(scope, limit=200)` of one scope (the pipeline's snapshot);
   - unseen_scan_ms: `unseen_pending_scopes` over the whole log (the pending sweep's query);
   - mark_ms: `mark_events` of one scope's 200 events as consolidated.
@@ -87,6 +90,17 @@ def run(engine: str, store, n: int, scopes: list[AgentScope]) -> dict:
     marked = store.mark_events(scopes[-1], [e.event_id for e in pending], EventStatus.consolidated, "chn_bench")
     mark_s = time.perf_counter() - t
     assert marked == len(pending)
+    fallback = {}
+    if getattr(store, "atomic_batches", False):  # the same batches without a transaction, same run: its cost
+        extra = _events(len(batched), scopes)
+        store.atomic_batches = False
+        start = time.perf_counter()
+        for i in range(0, len(extra), 100):
+            store.append_events(extra[i:i + 100])
+        store.atomic_batches = True
+        unordered_eps = len(extra) / (time.perf_counter() - start)
+        fallback = {"append_batch_unordered_eps": round(unordered_eps, 1),
+                    "transaction_over_unordered_batch_eps": round(len(batched) / batch_s / unordered_eps, 3)}
     return {
         "bench": "document_store", "engine": engine, "events": n, "scopes": len(scopes),
         "append_single_eps": round(len(single) / single_s, 1),
@@ -94,7 +108,7 @@ def run(engine: str, store, n: int, scopes: list[AgentScope]) -> dict:
         "append_single_p95_ms": _ms(latencies, 95),
         "append_batch_eps": round(len(batched) / batch_s, 1), "batch_size": 100,
         "pending_scan_p50_ms": round(statistics.median(scans) * 1000, 3), "pending_scan_p95_ms": _ms(scans, 95),
-        "unseen_scan_ms": round(unseen_s * 1000, 3), "mark_ms": round(mark_s * 1000, 3),
+        "unseen_scan_ms": round(unseen_s * 1000, 3), "mark_ms": round(mark_s * 1000, 3), **fallback,
         "cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2),
     }
 
@@ -103,7 +117,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=20_000)
     parser.add_argument("--scopes", type=int, default=40)
+    parser.add_argument("--quick", action="store_true", help="2,000 events over 20 scopes (run_all --quick)")
     args = parser.parse_args()
+    if args.quick:
+        args.events, args.scopes = 2000, 20
     scopes = [AgentScope(tenant_id=f"t{i % 4}", user_id=f"u{i}", agent_id="a1") for i in range(args.scopes)]
     from athena_devtools.engine_servers import SECANTUS_NAME, SecantusServerProcess
 
@@ -116,7 +133,8 @@ def main() -> None:
         sqlite.close()
         print(json.dumps(rows["sqlite"]), flush=True)
         mongo = MongoDocuments.connect(server.url, "athena_bench")
-        rows["secantusdb"] = {**run("secantusdb", mongo, args.events, scopes), "server": SECANTUS_NAME}
+        rows["secantusdb"] = {**run("secantusdb", mongo, args.events, scopes), "server": SECANTUS_NAME,
+                              "atomic_batches": mongo.atomic_batches}
         mongo.close()
         print(json.dumps(rows["secantusdb"]), flush=True)
     finally:

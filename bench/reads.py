@@ -29,6 +29,15 @@
    the model call (dense-only and hybrid in this process get different lists; HTTP SearchMemory reuses
    the hybrid list, embedded once in the API process).
 
+`--data-dir DIR` keeps the seeded files in DIR (not deleted afterwards) and reuses them on the next run
+when they were seeded with the same sizes, pool, events per chain, noise and seed (`seeded.json`): the 100k
+size takes long to build, so before/after runs share one build.
+
+Per size the in-process hybrid search reports its time per stage (`stage_ms`: median and mean ms of each
+stage in `athena_core/retrieval/stage_clock.STAGES`, measured by the search's own `timings` argument), and
+every line records the API process's resident memory after the timed requests (`api_rss_mb`, from
+/proc/<pid>/status) and this process's (`bench_rss_mb`, which holds the same caches for the in-process runs).
+
 `--omp-threads 1` sets OMP_NUM_THREADS for this process and the API (default: unset, as shipped). On a
 loaded 2-core machine torch's default of one intra-op thread per core made a single-query embedding ~30x
 slower here (about 500 ms vs 17 ms), so that flag changes the figures a lot; every line records it.
@@ -40,6 +49,7 @@ per decade (p50 at 10N / p50 at N).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -176,6 +186,33 @@ def seed_user(stores, tenant: str, user: str, n: int, pool: list[tuple[str, str,
         lexical.upsert(scope, docs)
 
 
+def rss_mb(pid: int | str = "self") -> float | None:
+    """Resident memory of a process (Linux /proc), MB; None where /proc is missing."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024.0, 1)
+    except OSError:
+        return None
+    return None
+
+
+def stage_summary(samples: list[dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Median and mean ms per stage over the timed requests (a stage a request skipped counts as 0)."""
+    names = sorted({k for sample in samples for k in sample})
+    out = {}
+    for name in names:
+        values = sorted(sample.get(name, 0.0) for sample in samples)
+        out[name] = {"p50_ms": round(percentile(values, 50), 3), "mean_ms": round(statistics.fmean(values), 3)}
+    return out
+
+
+def seed_key(args: argparse.Namespace) -> dict:
+    """What a data dir was seeded with; a reused dir must match it exactly."""
+    return {"sizes": args.sizes, "pool": args.pool, "events_per_chain": args.events_per_chain,
+            "noise": args.noise, "noise_sigma": args.noise_sigma, "seed": args.seed}
+
+
 def timed(fn, queries: list[str]) -> list[float]:
     out = []
     for q in queries:
@@ -203,6 +240,10 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
 
     data_dir = root / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
+    marker = data_dir / "seeded.json"
+    reuse = marker.exists() and json.loads(marker.read_text()) == seed_key(args)
+    if marker.exists() and not reuse:
+        raise SystemExit(f"{data_dir} was seeded with {marker.read_text()}, not {seed_key(args)}: use another dir")
     env_backup = os.environ.pop("ATHENA_REDIS_URL", None)  # always the embedded Redis
     settings = Settings(data_dir=data_dir, api_host="127.0.0.1", api_port=free_port(), document_store="sqlite",
                         auth_mode="off", llm_provider="offline", embedding_provider="local", vector_store="sqlite")
@@ -216,14 +257,17 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
     embedder.embed(["warm up the embedding model"])
     model_load_s = time.perf_counter() - t0
     rng = random.Random(args.seed)
+    if reuse:  # the pool's embedding only feeds the seeding
+        args.pool = 0
     distinct: dict[str, tuple[str, str, list[str]]] = {}
     while len(distinct) < args.pool:
         topic, text, entities = synthetic_summary(rng)
         distinct.setdefault(text, (topic, text, entities))
     pool = list(distinct.values())
     t0 = time.perf_counter()
-    pool_vectors = embedder.embed([f"{t}. {s} ({', '.join(e)})" for t, s, e in pool])  # Chain.search_text form
-    embed_s = time.perf_counter() - t0
+    pool_vectors = (embedder.embed([f"{t}. {s} ({', '.join(e)})" for t, s, e in pool])  # Chain.search_text form
+                    if pool else np.zeros((0, embedder.dimension), dtype=np.float32))
+    embed_s = max(time.perf_counter() - t0, 1e-9)
     log(f"[reads] model load {model_load_s:.1f} s; embedded {len(pool)} summaries in {embed_s:.1f} s "
         f"({len(pool) / embed_s:.1f}/s), load {load_avg()}")
 
@@ -235,16 +279,21 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
     stores = (documents, vectors, event_vectors, lexical)
     nrng = np.random.default_rng(args.seed)
     seed_info = {}
-    for n in args.sizes:
+    for n in args.sizes if not reuse else []:
         t0 = time.perf_counter()
         tenant = f"reads-{n}"
         seed_user(stores, tenant, "u0", n, pool, pool_vectors, nrng, args.noise_sigma, args.events_per_chain)
         seed_user(stores, tenant, "u1", args.noise, pool, pool_vectors, nrng, args.noise_sigma, args.events_per_chain)
         seed_info[n] = round(time.perf_counter() - t0, 2)
         log(f"[reads] seeded {n} chains (+{args.noise} noise) in {seed_info[n]} s")
-    for k in range(2):
+    for k in range(2 if not reuse else 0):
         seed_user(stores, f"reads-other-{k}", "u0", args.noise, pool, pool_vectors, nrng, args.noise_sigma,
                   args.events_per_chain)
+    if reuse:
+        log(f"[reads] reusing the seeded data dir {data_dir}")
+        seed_info = {n: 0.0 for n in args.sizes}
+    else:
+        marker.write_text(json.dumps(seed_key(args)))
 
     # -- 2. API ---------------------------------------------------------------------------------------
     stack = Stack(settings=settings, with_beat=False, extra_env={
@@ -277,9 +326,13 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                     if not dense_only.search(scope, q, utc_now(), limit=50, max_tokens=MAX_TOKENS):
                         raise RuntimeError("dense-only search found nothing")
 
+                stage_samples: list[dict[str, float]] = []
+
                 def direct(q: str) -> None:
-                    if not hybrid.search(scope, q, utc_now(), limit=50, max_tokens=MAX_TOKENS):
+                    timings: dict[str, float] = {}
+                    if not hybrid.search(scope, q, utc_now(), limit=50, max_tokens=MAX_TOKENS, timings=timings):
                         raise RuntimeError("hybrid search found nothing")
+                    stage_samples.append(timings)
 
                 def search_http(q: str) -> None:
                     resp = client.post(f"/api/v1/sessions/{sid}/context/search",
@@ -299,6 +352,7 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                 for fn in (dense, direct, search_http, context_http):
                     timed(fn, queries.take(args.warmup))
                 search_queries = queries.take(args.queries)
+                stage_samples.clear()
                 load_before = load_avg()
                 results = {
                     # each in-process route its own fresh queries: one shared embedding cache in this process
@@ -308,6 +362,9 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                     "context_http": timed(context_http, queries.take(args.queries)),
                 }
                 load_after = load_avg()
+                stages = stage_summary(stage_samples)
+                api_rss = rss_mb(stack.processes["api"].pid)
+                bench_rss = rss_mb()
                 direct_p50 = percentile(sorted(results["search_direct"]), 50)
                 dense_p50 = percentile(sorted(results["dense_direct"]), 50)
                 for name, latencies in results.items():
@@ -327,6 +384,9 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                         "baseline_direct_p50_ms": ms(direct_p50),
                         "ratio_http_to_direct": (round(percentile(sorted(latencies), 50) / direct_p50, 3)
                                                  if transport == "http" else 1.0),
+                        "stage_ms": stages if name == "search_direct" else None,
+                        "api_rss_mb": api_rss,
+                        "bench_rss_mb": bench_rss,
                         "noise_chains": 3 * args.noise,
                         "pool": len(pool),
                         "omp_threads": args.omp_threads,
@@ -376,6 +436,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--omp-threads", type=int, default=None,
                    help="set OMP_NUM_THREADS (torch intra-op threads) in every process; default: as shipped (unset)")
     p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--data-dir", default=None,
+                   help="keep the seeded files here and reuse them when seeded alike (see the docstring)")
     args = p.parse_args(argv)
     if args.sizes is None:
         args.sizes = "1000,10000" if args.quick else "1000,10000,100000"
@@ -393,6 +455,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     stamp = utc_stamp()
     records: list[dict] = []
+    if args.data_dir:
+        run(args, Path(args.data_dir), records, stamp)
+        return 0
     root = Path(tempfile.mkdtemp(prefix=f"athena-bench-reads-{uuid.uuid4().hex[:6]}-"))
     try:
         run(args, root, records, stamp)

@@ -16,6 +16,9 @@ filter has to work), and prints one JSON line with:
     after each write, as the adapter does, so reads stay fast);
   - first_search_ms (fills SQLite's per-user cache) and search_p50_ms / search_p95_ms of the next
     `--queries` searches (limit 10) in the target user's scope;
+  - Milvus engines: search_consistency (the level of those searches: Bounded by default) and
+    strong_search_p50_ms / p95 of the same queries inside `reading_own_writes()` (Strong: the pipeline's
+    merge-candidate search);
   - recall_at_10 against exact numpy top-10 of the same rows (SQLite and FLAT are exact; Milvus Lite's
     AUTOINDEX is FAISS HNSW with ef 64, approximate, and random 384-d vectors are its worst case);
   - cold_open_s (construct on the existing data) and cold_first_search_ms (the first search after it:
@@ -50,6 +53,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from athena_core.models.scope import UserScope  # noqa: E402
+from athena_core.stores.vectors.port import reading_own_writes  # noqa: E402
 from athena_core.stores.vectors.sqlite_vectors import SqliteVectors  # noqa: E402
 
 DIM = 384
@@ -132,6 +136,13 @@ def run_engine(engine: str, n: int, queries: int, single_writes: int, seed: int)
             exact = {target_ids[i] for i in np.argsort(-(target @ q))[:10]}
             recalls.append(len(exact & {h.chain_id for h in hits}) / 10)
         assert all(h.chain_id.startswith("chn_") for h in hits)
+        strong: list[float] = []
+        if engine != "sqlite":  # the pipeline's merge search reads at Strong (issue 17): its cost, same run
+            with reading_own_writes():
+                for q in qs[1:]:
+                    start = time.perf_counter()
+                    index.search(TARGET, q, limit=10)
+                    strong.append(time.perf_counter() - start)
         count = index.count(TARGET)
         index.close()
 
@@ -151,6 +162,9 @@ def run_engine(engine: str, n: int, queries: int, single_writes: int, seed: int)
             "single_upsert_ops": round(single_writes / single_s, 1), "single_upserts": single_writes,
             "first_search_ms": _ms(first_search),
             "search_p50_ms": _ms(statistics.median(latencies)), "search_p95_ms": _ms(_percentile(latencies, 95)),
+            "search_consistency": getattr(index, "search_consistency", "exact"),
+            **({"strong_search_p50_ms": _ms(statistics.median(strong)),
+                "strong_search_p95_ms": _ms(_percentile(strong, 95))} if strong else {}),
             "queries": queries, "limit": 10, "recall_at_10": round(float(np.mean(recalls)), 4),
             "cold_open_s": round(cold_open, 3), "cold_first_search_ms": _ms(cold_first), **_machine(),
         }
@@ -370,6 +384,9 @@ def main() -> None:
             a, b = rows.get((engine, low)), rows.get((engine, high))
             if a and b:
                 summary[f"{engine}_p50_growth_{high}_over_{low}"] = round(b["search_p50_ms"] / a["search_p50_ms"], 2)
+    for (engine, n), row in rows.items():
+        if row.get("strong_search_p50_ms") and row["search_p50_ms"]:
+            summary[f"{engine}_strong_over_default_p50_{n}"] = round(row["strong_search_p50_ms"] / row["search_p50_ms"], 2)
     print(json.dumps(summary), flush=True)
 
 

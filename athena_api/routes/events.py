@@ -5,18 +5,22 @@ Size limits answer 413 and name the field; anything malformed answers 422 and na
 names every bad item by index, `events[3].content`); a failed durable write, or a full write queue,
 answers 503 with Retry-After. The routes are `async def`: validation runs on the event loop, the durable
 write in the writer's thread, and only a payload's blob and an Idempotency-Key record go through the
-thread pool.
+thread pool. The plain case of StoreEvent and StoreEvents (JSON, no key, no payload, a session already
+cached) is answered by `athena_api/fast_writes.py` with these same helpers, without FastAPI's
+per-request machinery; everything else comes here.
 """
 from __future__ import annotations
 
 import base64
 import binascii
+import json
 
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from athena_api.dependencies import RuntimeDep, SessionDep, WriterDep, refuse
+from athena_api.dependencies import RuntimeDep, WriteSessionDep, WriterDep, confirm_session, refuse
 from athena_api.errors import ApiError
 from athena_api.idempotency import IdempotencyKey, blob_name, check_key, claim_event_ids, request_hash
 from athena_api.limits import check_metadata, check_text_size
@@ -24,7 +28,7 @@ from athena_core.ids import new_id
 from athena_core.models.events import EventIn, EventRole, EventType, InteractionIn
 from athena_core.models.sessions import Session
 from athena_core.usecases.group_commit import GroupCommitWriter, Overloaded
-from athena_core.usecases.ingest import DurableWriteError, EventDraft, IngestRequest
+from athena_core.usecases.ingest import DurableWriteError, EventDraft, IngestRequest, SessionGone
 from athena_core.wiring.runtime import Runtime
 from athena_core.wiring.settings import Settings
 
@@ -100,15 +104,41 @@ async def _claim(runtime: Runtime, session: Session, key: str | None, digest: st
     return await run_in_threadpool(claim_event_ids, runtime, session, key, digest, count)
 
 
-async def _store(writer: GroupCommitWriter, session: Session, drafts: list[EventDraft],
+async def _store(request: Request, writer: GroupCommitWriter, session: Session, drafts: list[EventDraft],
                  event_ids: list[str] | None = None) -> list[str]:
+    return await store_drafts(request.app.state, writer, session, drafts, event_ids,
+                              recheck=getattr(request.state, "session_cached", False))
+
+
+async def store_drafts(state, writer: GroupCommitWriter, session: Session, drafts: list[EventDraft],  # noqa: ANN001
+                       event_ids: list[str] | None, *, recheck: bool) -> list[str]:
+    """The drafts stored by the group-commit writer, their ids once durable; the refusals as `ApiError`s.
+    `recheck`: the session came from the cache, the writer checks it still exists (404 if not)."""
     try:
-        events = await writer.store(IngestRequest(session, drafts, event_ids))
+        events = await writer.store(IngestRequest(session, drafts, event_ids, recheck_session=recheck))
+    except SessionGone as exc:
+        state.sessions.forget(session.session_id)
+        raise ApiError(404, "session_not_found", f"session {session.session_id!r} not found",
+                       field="session_id") from exc
     except Overloaded as exc:
         raise ApiError(503, "overloaded", str(exc), headers={"Retry-After": str(exc.retry_after_s)}) from exc
     except DurableWriteError as exc:
         raise ApiError(503, "not_durable", "the event could not be made durable; retry", headers={"Retry-After": "1"}) from exc
     return [e.event_id for e in events]
+
+
+def created(body: dict) -> Response:
+    """201 with the body as JSON, rendered here: FastAPI would validate it against the response model
+    and encode it again (the model stays declared for the OpenAPI document)."""
+    return Response(json.dumps(body, separators=(",", ":")).encode(), status_code=201, media_type="application/json")
+
+
+async def _confirm_before_side_writes(request: Request, runtime: Runtime, session: Session, key: str | None,
+                                      payloads: bool) -> None:
+    """A payload's blob and an Idempotency-Key record are written before the event log: their session,
+    if taken from the cache, must be known to exist first (the writer's recheck comes too late for them)."""
+    if key is not None or payloads:
+        await confirm_session(request, runtime, session)
 
 
 def _one_error(problems: list[ApiError]) -> ApiError:
@@ -122,9 +152,9 @@ def _one_error(problems: list[ApiError]) -> ApiError:
 
 @router.post("/events", status_code=201, response_model=EventStored)
 async def store_event(
-    body: EventIn, session: SessionDep, runtime: RuntimeDep, writer: WriterDep, request: Request,
+    body: EventIn, session: WriteSessionDep, runtime: RuntimeDep, writer: WriterDep, request: Request,
     idempotency_key: IdempotencyKey = None,
-) -> EventStored:
+) -> Response:
     refuse(await request.app.state.admission.check_backlog_async(session.tenant_id))
     problems = _event_problems(runtime.settings, body)
     if problems:
@@ -133,17 +163,19 @@ async def store_event(
     if idempotency_key is not None:
         check_key(idempotency_key)
     data = _decode_payload(runtime, body)
+    await _confirm_before_side_writes(request, runtime, session, idempotency_key, data is not None)
     blob_uri, mime_type = await _put_blob(
         runtime, session, body, data, blob_name(session, idempotency_key, digest) if idempotency_key else None)
     event_ids = await _claim(runtime, session, idempotency_key, digest, 1)
-    return EventStored(event_id=(await _store(writer, session, [_draft(body, blob_uri, mime_type)], event_ids))[0])
+    stored = await _store(request, writer, session, [_draft(body, blob_uri, mime_type)], event_ids)
+    return created({"event_id": stored[0]})
 
 
 @router.post("/events:batch", status_code=201, response_model=EventsStored)
 async def store_events(
-    body: EventsBatchIn, session: SessionDep, runtime: RuntimeDep, writer: WriterDep, request: Request,
+    body: EventsBatchIn, session: WriteSessionDep, runtime: RuntimeDep, writer: WriterDep, request: Request,
     idempotency_key: IdempotencyKey = None,
-) -> EventsStored:
+) -> Response:
     """Up to `ATHENA_BATCH_MAX_EVENTS` events in one request, validated like StoreEvent and stored all or
     none in one durable write; the ids come back in the order of `events`."""
     refuse(await request.app.state.admission.check_backlog_async(session.tenant_id))
@@ -162,19 +194,21 @@ async def store_events(
     digest = request_hash(request, body) if idempotency_key is not None else ""
     if idempotency_key is not None:
         check_key(idempotency_key)
+    await _confirm_before_side_writes(request, runtime, session, idempotency_key,
+                                      any(data is not None for data in payloads))
     drafts = []
     for i, (event, data) in enumerate(zip(body.events, payloads)):
         name = f"{blob_name(session, idempotency_key, digest)}_{i}" if idempotency_key and data is not None else None
         drafts.append(_draft(event, *await _put_blob(runtime, session, event, data, name)))
     event_ids = await _claim(runtime, session, idempotency_key, digest, len(drafts))
-    return EventsStored(event_ids=await _store(writer, session, drafts, event_ids))
+    return created({"event_ids": await _store(request, writer, session, drafts, event_ids)})
 
 
 @router.post("/interactions", status_code=201, response_model=InteractionStored)
 async def store_interaction(
-    body: InteractionIn, session: SessionDep, runtime: RuntimeDep, writer: WriterDep, request: Request,
+    body: InteractionIn, session: WriteSessionDep, runtime: RuntimeDep, writer: WriterDep, request: Request,
     idempotency_key: IdempotencyKey = None,
-) -> InteractionStored:
+) -> Response:
     refuse(await request.app.state.admission.check_backlog_async(session.tenant_id))
     check_text_size("user_message", body.user_message, runtime.settings.max_content_bytes)
     check_metadata(runtime.settings, body.metadata)
@@ -185,5 +219,6 @@ async def store_interaction(
             EventDraft(EventRole.agent, EventType.message, body.agent_response, body.metadata, body.timestamp)
         )
     digest = request_hash(request, body) if idempotency_key is not None else ""
+    await _confirm_before_side_writes(request, runtime, session, idempotency_key, False)
     event_ids = await _claim(runtime, session, idempotency_key, digest, len(drafts))
-    return InteractionStored(event_ids=await _store(writer, session, drafts, event_ids))
+    return created({"event_ids": await _store(request, writer, session, drafts, event_ids)})

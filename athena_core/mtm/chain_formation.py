@@ -26,7 +26,7 @@ from athena_core.providers.embeddings import Embedder
 from athena_core.providers.llm import ChainFormation, LLMProvider, TranscriptLine
 from athena_core.wiring.settings import Settings
 from athena_core.stores.documents.port import ChainStore, EventLog, SessionStore
-from athena_core.stores.vectors.port import VectorIndex
+from athena_core.stores.vectors.port import VectorIndex, reading_own_writes
 
 log = logging.getLogger(__name__)
 
@@ -182,7 +182,8 @@ class ChainFormer:
             limit=self.settings.merge_recent_limit,
         )
         vector = self.embedder.embed([text])[0]
-        nearest_ids = [hit.chain_id for hit in self.vectors.search(user, vector, self.settings.merge_nearest)]
+        with reading_own_writes():  # a chain another worker wrote a moment ago must be a merge candidate
+            nearest_ids = [hit.chain_id for hit in self.vectors.search(user, vector, self.settings.merge_nearest)]
         known = {c.chain_id for c in recent}
         chains = recent + self.documents.get_chains(user, [c for c in nearest_ids if c not in known])
         chains = [c for c in chains if c.status == ChainStatus.active]

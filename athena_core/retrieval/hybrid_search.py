@@ -39,6 +39,7 @@ from athena_core.retrieval.metadata_filter import filtered
 from athena_core.retrieval.neighbours import with_neighbours
 from athena_core.retrieval.rendering import render_chain, render_event
 from athena_core.retrieval.search_hit import Candidate, SearchHit, TimeSpan, rounded
+from athena_core.retrieval.stage_clock import StageClock
 from athena_core.retrieval.sentences import event_of, excerpt
 from athena_core.retrieval.summary_pinning import pin_summaries
 from athena_core.retrieval.time_bonus import apply_time_cues
@@ -75,30 +76,66 @@ class HybridSearch:
 
     # -- ranking ------------------------------------------------------------------------------------
     def _rank(self, scope: UserScope, query: str, now: datetime, metadata_filter: dict[str, str] | None,
-              with_facts: bool) -> tuple[list[Candidate], dict[str, Chain]]:
+              with_facts: bool, clock: StageClock) -> tuple[list[Candidate], dict[str, Chain]]:
         s = self.settings
         n = s.search_candidates
         event_dense, chain_dense, event_lexical, chain_lexical = [], [], [], []  # a weight ≤ 0 switches one off
         cosine: dict[str, float] = {}  # event id → cosine of its best-matching part
         vector = None
         if s.search_weight_dense > 0:
-            vector = self.embedder.embed([query])[0]
-            event_dense, cosine = self._event_dense(scope, vector, n)
-            chain_dense = self.chain_vectors.search(scope, vector, n)
+            with clock("embedding"):
+                vector = self.embedder.embed([query])[0]
+            with clock("dense"):
+                event_dense, cosine = self._event_dense(scope, vector, n)
+                chain_dense = self.chain_vectors.search(scope, vector, n)
         if s.search_weight_lexical > 0:
-            terms = search_terms(query)
-            event_lexical = self.lexical.search(scope, terms, "event", n)
-            chain_lexical = self.lexical.search(scope, terms, "chain", n)
+            with clock("lexical"):
+                terms = search_terms(query)
+                event_lexical = self.lexical.search(scope, terms, "event", n)
+                chain_lexical = self.lexical.search(scope, terms, "chain", n)
         chain_cosine = {h.chain_id: h.similarity for h in chain_dense}
 
-        events = {e.event_id: e for e in self.documents.get_events(
-            scope, list(dict.fromkeys([*event_lexical, *cosine]))) if self._findable(e.status, e.chain_id)}
-        chain_ids = list(dict.fromkeys([*chain_lexical, *chain_cosine, *(e.chain_id for e in events.values())]))
-        chains = {c.chain_id: c for c in self.documents.get_chains(scope, chain_ids) if c.status == ChainStatus.active}
-        keep_event = None
-        if metadata_filter:
-            events, chains, keep_event = filtered(self.documents, scope, events, chains, metadata_filter)
+        with clock("loading"):
+            events = {e.event_id: e for e in self.documents.get_events(
+                scope, list(dict.fromkeys([*event_lexical, *cosine]))) if self._findable(e.status, e.chain_id)}
+            chain_ids = list(dict.fromkeys([*chain_lexical, *chain_cosine, *(e.chain_id for e in events.values())]))
+            chains = {c.chain_id: c for c in self.documents.get_chains(scope, chain_ids)
+                      if c.status == ChainStatus.active}
+            keep_event = None
+            if metadata_filter:
+                events, chains, keep_event = filtered(self.documents, scope, events, chains, metadata_filter)
+        with clock("fusion"):
+            chain_fused, chain_rank, event_fused = self._fuse(chain_cosine, chain_lexical, event_dense,
+                                                              event_lexical, events, chains)
+        with clock("neighbours"):
+            event_scores = with_neighbours(self.documents, scope, [f for f in event_fused if events[f.key].chain_id],
+                                           events, chains, s.search_weight_neighbour, keep_event)
+        with clock("fusion"):
+            candidates = self._candidates(chain_fused, chain_rank, event_fused, event_scores, events, chains,
+                                          chain_cosine, cosine)
+        k = s.search_rrf_k
+        with clock("time_cues"):
+            cues = parse_time_cues(query, now)
+        if with_facts and self.facts is not None and s.search_weight_graph > 0:
+            with clock("graph"):
+                top_entities = [e for f in chain_fused[:3] for e in chains[f.key].entities]
+                candidates += fact_candidates(self.facts, scope, query, top_entities, weight=s.search_weight_graph,
+                                              rrf_k=k, order=cues.value_order)
+        if vector is not None:
+            with clock("similarities"):
+                self._fill_cosine(scope, vector, candidates)
+        with clock("time_cues"):
+            apply_time_cues(candidates, cues, weight=s.search_weight_time, rrf_k=k, rerank=s.search_time_rerank)
+            if s.search_length_prior:
+                for c in candidates:  # a longer turn holds more evidence (and may be cut to an excerpt later)
+                    c.hit.score *= max(approx_tokens(c.hit.content), 1) ** s.search_length_prior
+            candidates.sort(key=lambda c: -c.hit.score)
+        return candidates, chains
 
+    def _fuse(self, chain_cosine: dict[str, float], chain_lexical: list[str], event_dense: list[str],
+              event_lexical: list[str], events: dict, chains: dict[str, Chain]) -> tuple[list, dict[str, int], list]:
+        """Reciprocal rank fusion of the chain lists and of the event lists (only loaded, kept ones)."""
+        s = self.settings
         k = s.search_rrf_k
         chain_fused = reciprocal_rank_fusion(
             {"dense": [c for c in chain_cosine if c in chains], "lexical": [c for c in chain_lexical if c in chains]},
@@ -108,9 +145,14 @@ class HybridSearch:
             {"lexical": [e for e in event_lexical if e in events and self._chain_kept(events[e].chain_id, chains)],
              "dense": [e for e in event_dense if e in events and self._chain_kept(events[e].chain_id, chains)]},
             {"lexical": s.search_weight_lexical, "dense": s.search_weight_dense}, k)
+        return chain_fused, chain_rank, event_fused
 
-        event_scores = with_neighbours(self.documents, scope, [f for f in event_fused if events[f.key].chain_id],
-                                       events, chains, s.search_weight_neighbour, keep_event)
+    def _candidates(self, chain_fused: list, chain_rank: dict[str, int], event_fused: list,
+                    event_scores: dict[str, tuple[float, list[str]]], events: dict, chains: dict[str, Chain],
+                    chain_cosine: dict[str, float], cosine: dict[str, float]) -> list[Candidate]:
+        """Chain and event results with their fused scores (an event gains its chain's rank as context)."""
+        s = self.settings
+        k = s.search_rrf_k
         for f in event_fused:  # events not in a chain yet (pending, rejected) rank alike, without neighbours
             if not events[f.key].chain_id:
                 event_scores[f.key] = (f.score, list(f.retrievers))
@@ -135,19 +177,7 @@ class HybridSearch:
                 chain_id=event.chain_id, topic=chains[event.chain_id].topic if event.chain_id else None,
                 role=event.role.value), event.chain_id,
                 event.content))
-        cues = parse_time_cues(query, now)
-        if with_facts and self.facts is not None and s.search_weight_graph > 0:
-            top_entities = [e for f in chain_fused[:3] for e in chains[f.key].entities]
-            candidates += fact_candidates(self.facts, scope, query, top_entities, weight=s.search_weight_graph,
-                                          rrf_k=k, order=cues.value_order)
-        if vector is not None:
-            self._fill_cosine(scope, vector, candidates)
-        apply_time_cues(candidates, cues, weight=s.search_weight_time, rrf_k=k, rerank=s.search_time_rerank)
-        if s.search_length_prior:
-            for c in candidates:  # a longer turn holds more evidence (and may be cut to an excerpt later)
-                c.hit.score *= max(approx_tokens(c.hit.content), 1) ** s.search_length_prior
-        candidates.sort(key=lambda c: -c.hit.score)
-        return candidates, chains
+        return candidates
 
     @staticmethod
     def _chain_kept(chain_id: str | None, chains: dict[str, Chain]) -> bool:
@@ -193,9 +223,11 @@ class HybridSearch:
     def search(
         self, scope: UserScope, query: str, now: datetime, *, limit: int, max_tokens: int | None = None,
         similarity_threshold: float | None = None, metadata_filter: dict[str, str] | None = None,
-        include_facts: bool = True,
+        include_facts: bool = True, timings: dict[str, float] | None = None,
     ) -> list[SearchHit]:
-        candidates, chains = self._rank(scope, query, now, metadata_filter, with_facts=include_facts)
+        """`timings`, when given, receives ms per stage (`stage_clock.STAGES`; the reads benchmark)."""
+        clock = StageClock(timings)
+        candidates, chains = self._rank(scope, query, now, metadata_filter, with_facts=include_facts, clock=clock)
         if similarity_threshold is not None:
             # the threshold is on cosine, which every event and chain result has; facts have none and stay
             candidates = [c for c in candidates
@@ -204,14 +236,17 @@ class HybridSearch:
         top_chains = [c.chain_id for c in candidates if c.hit.source_type == "chain"][: self.settings.search_summaries]
         candidates = [c for c in candidates if c.hit.source_type != "chain" or c.chain_id in top_chains]
         candidates = pin_summaries(candidates, top_chains[: self.settings.search_pinned_summaries])
-        self._cut_to_excerpts(candidates, query, max_tokens)
-        packed = pack_within_budget(candidates, text=lambda c: c.hit.content, key=lambda c: c.hit.source_id,
-                                    max_tokens=max_tokens, max_items=limit)
-        for c in packed:
-            c.hit.score = round(c.hit.score, 6)
-            c.hit.tokens = approx_tokens(c.hit.content)
-        touched = [chains[i] for i in dict.fromkeys(c.chain_id for c in packed if c.chain_id) if i in chains]
-        self.on_access(scope, touched, now)
+        with clock("excerpts"):
+            self._cut_to_excerpts(candidates, query, max_tokens)
+        with clock("packing"):
+            packed = pack_within_budget(candidates, text=lambda c: c.hit.content, key=lambda c: c.hit.source_id,
+                                        max_tokens=max_tokens, max_items=limit)
+            for c in packed:
+                c.hit.score = round(c.hit.score, 6)
+                c.hit.tokens = approx_tokens(c.hit.content)
+        with clock("access"):
+            touched = [chains[i] for i in dict.fromkeys(c.chain_id for c in packed if c.chain_id) if i in chains]
+            self.on_access(scope, touched, now)
         return [c.hit for c in packed]
 
     def _cut_to_excerpts(self, candidates: list[Candidate], query: str, max_tokens: int | None) -> None:
@@ -234,9 +269,10 @@ class HybridSearch:
                     c.hit.excerpt = True
             running += approx_tokens(c.hit.content)
 
-    def rank_chains(self, scope: UserScope, query: str, now: datetime, limit: int) -> list[tuple[Chain, float | None]]:
+    def rank_chains(self, scope: UserScope, query: str, now: datetime, limit: int,
+                    timings: dict[str, float] | None = None) -> list[tuple[Chain, float | None]]:
         """GetContext(query): chains in hybrid order (a chain counts at its best result: itself or an event)."""
-        candidates, chains = self._rank(scope, query, now, None, with_facts=False)
+        candidates, chains = self._rank(scope, query, now, None, with_facts=False, clock=StageClock(timings))
         order: dict[str, float | None] = {}
         for c in candidates:
             if c.chain_id and c.chain_id not in order:

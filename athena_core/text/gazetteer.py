@@ -24,13 +24,18 @@ GAZETTEER: dict[str, str] = {
     "macos": "macOS", "prometheus": "Prometheus", "grafana": "Grafana", "openai": "OpenAI",
     "pytorch": "PyTorch", "tensorflow": "TensorFlow", "numpy": "NumPy", "pandas": "pandas",
     "jira": "Jira", "vscode": "VS Code", "vim": "Vim", "pgx": "pgx", "pgxpool": "pgxpool",
+    # editors, apps and runtimes people name in ordinary chat
+    "neovim": "Neovim", "nvim": "Neovim", "emacs": "Emacs", "zed": "Zed", "figma": "Figma", "notion": "Notion",
+    "obsidian": "Obsidian", "postman": "Postman", "flutter": "Flutter", "svelte": "Svelte", "bun": "Bun",
+    "deno": "Deno", "elixir": "Elixir", "tailwind": "Tailwind", "redpanda": "Redpanda",
 }
 
 # Gazetteer words that are also everyday English ("go home", "rust on the bike", "react to").
 # They count only when capitalised mid-sentence or next to a technical cue word.
 AMBIGUOUS_TERMS: frozenset[str] = frozenset(
     {"go", "rust", "ruby", "swift", "react", "flask", "celery", "spark", "rails", "helm", "snowflake",
-     "pandas", "jenkins", "cassandra", "prometheus", "vue", "angular", "mongo"}
+     "pandas", "jenkins", "cassandra", "prometheus", "vue", "angular", "mongo", "notion", "obsidian",
+     "postman", "flutter", "svelte", "bun", "elixir", "tailwind", "zed"}
 )
 TECH_CUES: frozenset[str] = frozenset(
     """service services microservice microservices code binary binaries module modules app apps lang

@@ -9,20 +9,29 @@ runs of the group's scopes are requested by a second thread, each scope once per
 events named it. A request is answered after the commit that holds its events, never before: durable
 before 201 stays absolute.
 
-The queue is bounded (`max_queued_events`): once it holds that many, a request is refused at once with `Overloaded`
-(the route answers 503 with Retry-After) instead of waiting until the client gives up or resets.
+The queue is bounded in events, sized for batches: about `QUEUE_WAIT_BUDGET_S` (1 s) of the writer's
+measured rate, at least one full group, at most `max_queued_events` (20,000). Once it holds that many, a
+request is refused at once with `Overloaded` (the route answers 503 with Retry-After) instead of waiting
+until the client gives up or resets. The number of write requests in flight is bounded at the door
+(`athena_api/write_admission.py`).
 """
 from __future__ import annotations
 
 import asyncio
 import logging
 import threading
+import time
 from dataclasses import dataclass, field
 
 from athena_core.models.events import Event
 from athena_core.usecases.ingest import DurableWriteError, Ingest, IngestRequest
 
 log = logging.getLogger(__name__)
+
+
+QUEUE_WAIT_BUDGET_S = 1.0  # the queue admits about this much of the writer's measured work
+RATE_SMOOTHING = 0.2  # weight of the newest group in the writer's events-per-second estimate
+REQUEST_PASS_INTERVAL_S = 0.05  # pipeline runs are debounced per scope anyway: 50 ms later costs nothing
 
 
 class Overloaded(RuntimeError):
@@ -62,7 +71,7 @@ class GroupCommitWriter:
     event loop (`call_soon_threadsafe`), so it serves callers on any loop (uvicorn's, a test client's).
     """
 
-    def __init__(self, ingest: Ingest, *, max_group_events: int = 500, max_queued_events: int = 2000) -> None:
+    def __init__(self, ingest: Ingest, *, max_group_events: int = 500, max_queued_events: int = 20_000) -> None:
         self.ingest = ingest
         self.max_group_events = max_group_events
         self.max_queued_events = max_queued_events
@@ -76,14 +85,25 @@ class GroupCommitWriter:
         self._scopes: dict = {}
         self._scopes_cond = threading.Condition()
         self._requester: threading.Thread | None = None
+        self._closing = threading.Event()  # ends the requester's pause between passes at once
+        self._events_per_s: float | None = None  # the writer's measured rate while busy (None: not yet)
 
     @property
     def queued_events(self) -> int:
         return self._queued_events
 
+    def admission_limit(self) -> int:
+        """Events the queue takes: about `QUEUE_WAIT_BUDGET_S` of the writer's measured rate, at least one
+        full group, at most `max_queued_events`. A fixed bound is a second of work on a quiet machine and
+        several on a busy one; this one keeps the wait of an admitted request near the budget either way."""
+        if self._events_per_s is None:
+            return self.max_queued_events
+        budget = int(self._events_per_s * QUEUE_WAIT_BUDGET_S)
+        return min(self.max_queued_events, max(self.max_group_events, budget))
+
     def is_full(self) -> bool:
         """No request of any size would be taken now (the door refuses before reading a body)."""
-        return self._queued_events >= self.max_queued_events
+        return self._queued_events >= self.admission_limit()
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="athena-group-commit", daemon=True)
@@ -93,6 +113,7 @@ class GroupCommitWriter:
 
     def close(self) -> None:
         """Write what is queued, then stop the thread (the lifespan's shutdown)."""
+        self._closing.set()
         with self._cond:
             self._stopping = True
             self._cond.notify()
@@ -113,8 +134,9 @@ class GroupCommitWriter:
         with self._cond:
             # The same test as the door's (`is_full`): a request that got past it and was parsed and
             # validated is not thrown away for its size; the queue may pass the bound by what is in flight.
-            if self._queued_events >= self.max_queued_events:
-                raise Overloaded(self._queued_events, self.max_queued_events)
+            limit = self.admission_limit()
+            if self._queued_events >= limit:
+                raise Overloaded(self._queued_events, limit)
             self._waiting.append(_Waiting(request, future))
             self._queued_events += size
             self._cond.notify()
@@ -129,11 +151,13 @@ class GroupCommitWriter:
                     return  # stopping, and nothing is left to write
                 count = take_group(self._waiting, self.max_group_events)
                 group, self._waiting = self._waiting[:count], self._waiting[count:]
+            started = time.perf_counter()
             try:
                 outcomes: list = self.ingest.store_group([w.request for w in group], self._defer)
             except Exception as exc:  # noqa: BLE001 - an unexpected failure: every request of the group sees it
                 log.exception("group commit of %d requests failed", len(group))
                 outcomes = [exc] * len(group)
+            self._measure(sum(w.size for w in group), time.perf_counter() - started)
             with self._cond:
                 self._queued_events -= sum(w.size for w in group)
             for waiting, outcome in zip(group, outcomes):
@@ -143,13 +167,21 @@ class GroupCommitWriter:
                     pass
 
 
+    def _measure(self, events: int, seconds: float) -> None:
+        rate = events / max(seconds, 1e-6)
+        previous = self._events_per_s
+        self._events_per_s = rate if previous is None else previous + RATE_SMOOTHING * (rate - previous)
+
     def _defer(self, scopes: list) -> None:
         with self._scopes_cond:
             self._scopes.update(dict.fromkeys(scopes))
             self._scopes_cond.notify()
 
     def _request_runs(self) -> None:
-        """The pipeline requests, off the answer's path: each scope after the commit that named it."""
+        """The pipeline requests, off the answer's path: each scope after the commit that named it, at
+        most one pass per `REQUEST_PASS_INTERVAL_S`. Each request is two Redis round trips (the run and
+        the index flags, almost always already set), and back-to-back passes made that several round
+        trips per event under load; waiting lets a pass take every scope the commits meanwhile named."""
         while True:
             with self._scopes_cond:
                 while not self._scopes and not self._stopping:
@@ -162,6 +194,7 @@ class GroupCommitWriter:
                 scopes, self._scopes = list(self._scopes), {}
             for scope in scopes:
                 self.ingest.request_pipeline_safely(scope)
+            self._closing.wait(REQUEST_PASS_INTERVAL_S)  # not woken by new scopes: they gather meanwhile
 
 
 def _resolve(future: asyncio.Future, outcome: object) -> None:

@@ -19,13 +19,17 @@ from athena_core.models.events import Event, EventRole, EventType, utc_now
 from athena_core.models.scope import AgentScope
 from athena_core.models.sessions import Session
 from athena_core.stm.stm_window import StmWindow
-from athena_core.stores.documents.port import EventLog
+from athena_core.stores.documents.port import EventLog, SessionStore
 
 log = logging.getLogger(__name__)
 
 
 class DurableWriteError(RuntimeError):
     """The event log refused the write: the only case where an event is not accepted (503)."""
+
+
+class SessionGone(LookupError):
+    """The request's session no longer exists (deleted, or its user purged): nothing was stored (404)."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,9 @@ class IngestRequest:
     session: Session
     drafts: list[EventDraft]
     event_ids: list[str] | None = None
+    # The route took the session's identity from a cache: the writer checks, just before the commit,
+    # that the session still exists (one read per distinct session per group, not one per request).
+    recheck_session: bool = False
 
 
 class Ingest:
@@ -56,10 +63,12 @@ class Ingest:
         documents: EventLog,
         stm: StmWindow,
         request_pipeline: Callable[[AgentScope], object],
+        sessions: SessionStore | None = None,
     ) -> None:
         self.documents = documents
         self.stm = stm
         self.request_pipeline = request_pipeline
+        self.sessions = sessions  # for `recheck_session`; without it the check is skipped
 
     def store(self, session: Session, drafts: list[EventDraft], event_ids: list[str] | None = None) -> list[Event]:
         """Write one request's drafts durably, then push them to the window and request the pipeline.
@@ -70,13 +79,13 @@ class Ingest:
         draft order, as the log holds them.
         """
         outcome = self.store_group([IngestRequest(session, drafts, event_ids)])[0]
-        if isinstance(outcome, DurableWriteError):
+        if isinstance(outcome, (DurableWriteError, SessionGone)):
             raise outcome
         return outcome
 
     def store_group(self, requests: list[IngestRequest],
                     defer_requests: Callable[[list[AgentScope]], None] | None = None,
-                    ) -> list[list[Event] | DurableWriteError]:
+                    ) -> list[list[Event] | DurableWriteError | SessionGone]:
         """Several requests' events in one durable commit, one pipelined window push, one pipeline request
         per scope (the group commit, SPEC S9). A request's outcome is its events or the error that kept
         them from the log; when the shared commit fails, each request is retried in its own commit, so
@@ -88,9 +97,12 @@ class Ingest:
         """
         started = time.perf_counter()
         received_at = utc_now()
-        planned = [self._plan(r, received_at) for r in requests]
-        outcomes: list[list[Event] | DurableWriteError] = [p if isinstance(p, DurableWriteError) else [] for p in planned]
-        writable = [i for i, p in enumerate(planned) if not isinstance(p, DurableWriteError)]
+        gone = self._sessions_gone(requests)
+        planned = [SessionGone(r.session.session_id) if r.session.session_id in gone else self._plan(r, received_at)
+                   for r in requests]
+        outcomes: list[list[Event] | DurableWriteError | SessionGone] = [
+            p if isinstance(p, (DurableWriteError, SessionGone)) else [] for p in planned]
+        writable = [i for i, p in enumerate(planned) if not isinstance(p, (DurableWriteError, SessionGone))]
         new_events = [e for i in writable for e in planned[i][1]]
         durable = set(writable)
         try:
@@ -107,12 +119,14 @@ class Ingest:
                 except Exception as one:  # noqa: BLE001
                     log.error("durable write failed: %s", one)
                     outcomes[i] = DurableWriteError(str(one))
-        pushes = [(requests[i].session.scope, e) for i in sorted(durable) for e in planned[i][1]]
+        scope_of = {i: requests[i].session.scope for i in durable}  # a validated model: built once per request
+        pushes = [(scope_of[i], e) for i in sorted(durable) for e in planned[i][1]]
         for (role, type_), count in Counter((e.role.value, e.type.value) for _, e in pushes).items():
             metrics.EVENTS_INGESTED.labels(role, type_).inc(count)
-        self._push_windows(pushes)
+        window = getattr(self.stm, "window", None)  # a window without a size (a fake) gets every push
+        self._push_windows(window_pushes(pushes, window) if window else pushes)
         # also for a replay: a crash may have cut the first request before its run request
-        scopes = list(dict.fromkeys(requests[i].session.scope for i in sorted(durable)))
+        scopes = list(dict.fromkeys(scope_of[i] for i in sorted(durable)))
         if defer_requests is not None:
             defer_requests(scopes)
         else:
@@ -124,6 +138,21 @@ class Ingest:
             outcomes[i] = [stored.get(event_id) or by_id[event_id] for event_id in ids]
         metrics.INGEST_SECONDS.observe(time.perf_counter() - started)
         return outcomes
+
+    def _sessions_gone(self, requests: list[IngestRequest]) -> set[str]:
+        """The session ids of the group, among those asked to be rechecked, that no longer exist. A read
+        that fails counts as "exists": the session was found moments ago, and refusing the write for a
+        read error would turn a healthy write into a 404."""
+        if self.sessions is None:
+            return set()
+        gone = set()
+        for session_id in dict.fromkeys(r.session.session_id for r in requests if r.recheck_session):
+            try:
+                if self.sessions.get_session(session_id) is None:
+                    gone.add(session_id)
+            except Exception as exc:  # noqa: BLE001
+                log.warning("session recheck of %s failed; writing as found by the route: %s", session_id, exc)
+        return gone
 
     def _plan(self, request: IngestRequest, received_at: datetime
               ) -> tuple[dict[str, Event], list[Event], list[str]] | DurableWriteError:
@@ -184,3 +213,26 @@ class Ingest:
         except Exception as exc:  # noqa: BLE001 - the pending sweep re-enqueues
             metrics.PIPELINE_PUBLISH.labels("failed").inc()
             log.warning("pipeline enqueue failed for %s; the pending sweep will retry: %s", scope.key, exc)
+
+
+def adds_a_slot(event: Event) -> bool:
+    """True when pushing the event always takes a new window slot: only an observation with an
+    execution_id may coalesce into the head (push_window.lua)."""
+    return not (event.type == EventType.observation and event.metadata.get("execution_id"))
+
+
+def window_pushes(pushes: list[tuple[AgentScope, Event]], window: int) -> list[tuple[AgentScope, Event]]:
+    """The pushes that can still show in their window, in order: an event followed, in the same scope,
+    by at least `window` events that each take a new slot would be trimmed out by them, so it is not
+    pushed (a batch of 100 messages to one scope pushes its last 10). The window ends exactly as if every
+    event were pushed: the kept pushes of a scope begin with a slot-taking event, so nothing they do
+    depends on the slots before them. (The coalescing metric does not count skipped pushes.)"""
+    later_slots: Counter = Counter()
+    keep = [False] * len(pushes)
+    for i in range(len(pushes) - 1, -1, -1):
+        scope, event = pushes[i]
+        if later_slots[scope] < window:
+            keep[i] = True
+        if adds_a_slot(event):
+            later_slots[scope] += 1
+    return [push for push, kept in zip(pushes, keep) if kept]

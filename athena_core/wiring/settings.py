@@ -30,9 +30,11 @@ class Settings(BaseSettings):
     api_host: str = "127.0.0.1"
     api_port: int = 8080
     api_workers: int = 1  # uvicorn worker processes of the API (`athena run`, compose); they share one data dir
-    # Write path (S2, S9): events per group commit, events waiting for one before writes get 503, batch size.
+    # Write path (S2, S9): events per group commit, events waiting for one before writes get 503 (sized for
+    # batches), write requests in progress per API process before writes get 503, batch size.
     ingest_group_max_events: int = 500
-    ingest_queue_max_events: int = 2000
+    ingest_queue_max_events: int = 20_000
+    ingest_max_in_flight_requests: int = 1024
     batch_max_events: int = 500
 
     # STM (S3)

@@ -5,7 +5,9 @@ interest, a trait, personal facts as RELATES_TO), each stated in one to three se
 `weight` is the number of sessions that state it), one change of tool ("I switched from A to B": both
 values kept, A first, B current), and decoys that must never become the user's facts: a third party's
 facts and the assistant's recommendations or first person. Half the users are stamped live (the last
-hours), half historical (2023). Phrasings come from `phrasings`, tuning or held-out per fact.
+hours), half historical (2023). Phrasings come from `phrasings`, tuning or held-out per fact, or from
+`phrasings_fresh` (the "fresh" split, `fresh_share` of the facts; with it, each user also gets fresh decoys:
+a third party's, the assistant's, and the user's own negation, hypothetical and question).
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from datetime import datetime, timedelta, timezone
 
 from athena_core.models.ontology import snake_id
 from athena_eval.facts import phrasings as P
+from athena_eval.facts import phrasings_fresh as F
 
 TOOLS = ("Zed", "Neovim", "Flutter", "Figma", "Obsidian", "Postman", "Bun", "Svelte", "Terraform", "Docker",
          "Kubernetes", "PostgreSQL", "Redis", "Kotlin", "Elixir", "Grafana", "Emacs", "Tailwind", "Deno",
@@ -36,6 +39,14 @@ PLACES = ("Lisbon", "Porto", "Berlin", "Toronto", "Nairobi", "Osaka", "Valencia"
 PEOPLE = ("Ana", "Tomas", "Ingrid", "Kofi", "Mei", "Rafael", "Lena", "Omar")
 PETS = ("Biscuit", "Pepper", "Miso", "Noodle", "Juniper", "Waffles")
 THIRD_PARTIES = ("Priya", "Marco", "Yuki", "Dana", "Femi", "Sven")
+# objects of the fresh user-voiced decoys, per object kind: never among the planted pools above
+DECOY_OBJECTS = {"problem": ("webpack builds", "OAuth token refresh", "Gradle caching", "race conditions"),
+                 "interest": ("rock climbing", "chess openings", "origami", "astrophotography"),
+                 "place": ("Madrid", "Dublin", "Seoul", "Denver"),
+                 "project": ("the payroll service", "the loyalty app", "the partner portal")}
+FRESH = {P.USES: F.USES, P.WORKS_ON: F.WORKS_ON, P.BUILT_FOR_CLIENT: F.BUILT_FOR_CLIENT,
+         P.STRUGGLES_WITH: F.STRUGGLES_WITH, P.EXPRESSED_INTEREST: F.EXPRESSED_INTEREST, P.EXHIBITS: F.EXHIBITS,
+         P.PLACE: F.PLACE, P.PERSON: F.PERSON, P.POSSESSION: F.POSSESSION, P.SWITCH: F.SWITCH}
 HISTORICAL_START = datetime(2023, 3, 6, 9, 0, tzinfo=timezone.utc)
 
 
@@ -49,7 +60,7 @@ class Turn:
 @dataclass
 class PlantedFact:
     """A fact the user states: expected in the graph as (subject, relation, object) with `weight` = the
-    number of sessions stating it. `split` says which phrasings stated it ("tuning" or "held_out")."""
+    number of sessions stating it. `split` says which phrasings stated it ("tuning", "held_out", "fresh")."""
 
     subject: str
     relation: str
@@ -80,10 +91,12 @@ class Change:
 
 @dataclass(frozen=True)
 class Decoy:
-    """An object stated by someone other than the user ("third_party" or "assistant"); never the user's."""
+    """An object that is never the user's: stated by someone else ("third_party", "assistant") or by the
+    user but not as a fact ("negation", "hypothetical", "question"). `split` "any" counts in every row."""
 
     obj: str
     kind: str
+    split: str = "any"
 
 
 @dataclass
@@ -100,6 +113,13 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def templates_for(phrasings: P.Phrasings, split: str) -> tuple[str, ...]:
+    """The phrasings of one split for one relation."""
+    if split == "fresh":
+        return FRESH[phrasings]
+    return phrasings.held_out if split == "held_out" else phrasings.tuning
+
+
 def _fill(template: str, **slots: str) -> str:
     values = dict(slots)
     for key in list(slots):
@@ -111,11 +131,12 @@ class _UserBuilder:
     """One user's sessions: statements placed in sessions, each user turn answered by the agent."""
 
     def __init__(self, rng: random.Random, user_id: str, stamps: str, sessions: int, start: datetime,
-                 held_out_share: float) -> None:
+                 held_out_share: float, fresh_share: float = 0.0) -> None:
         self.rng = rng
         self.user_id = user_id
         self.stamps = stamps
         self.held_out_share = held_out_share
+        self.fresh_share = fresh_share
         # per session: (role, text, facts it states); a switch is kept after the first value's statement
         self.statements: list[list[tuple[str, str, list[PlantedFact], str]]] = [[] for _ in range(sessions)]
         self.facts: dict[tuple[str, str, str], PlantedFact] = {}
@@ -124,7 +145,10 @@ class _UserBuilder:
         self.start = start
 
     def split(self) -> str:
-        return "held_out" if self.rng.random() < self.held_out_share else "tuning"
+        draw = self.rng.random()  # one draw whatever the shares: no fresh share, the same corpus as before
+        if draw < self.held_out_share:
+            return "held_out"
+        return "fresh" if draw < self.held_out_share + self.fresh_share else "tuning"
 
     def fact(self, subject: str, relation: str, obj: str, split: str) -> PlantedFact:
         return self.facts.setdefault((subject, relation, obj), PlantedFact(subject, relation, obj, split))
@@ -132,7 +156,7 @@ class _UserBuilder:
     def plant(self, subject: str, relation: str, obj: str, split: str, phrasings: P.Phrasings,
               sessions: list[int], **slots: str) -> PlantedFact:
         fact = self.fact(subject, relation, obj, split)
-        templates = list(phrasings.held_out if split == "held_out" else phrasings.tuning)
+        templates = list(templates_for(phrasings, split))
         self.rng.shuffle(templates)
         topic = slots.get("x") or slots.get("p", "that")
         for n, session in enumerate(sessions):
@@ -175,6 +199,27 @@ class _UserBuilder:
                              self.decoys)
 
 
+def _fresh_decoys(rng: random.Random, b: _UserBuilder, tools: list[str], used_name: str, sessions: int) -> None:
+    """The fresh split's decoys: a third party's and the assistant's tool, then one negation, one
+    hypothetical and one question of the user's, each about an object of its phrasing's kind."""
+    third, advised = rng.sample(tools, 2)
+    template, name = rng.choice(F.THIRD_PARTY), rng.choice([n for n in THIRD_PARTIES if n != used_name])
+    knows = [b.fact("user", "RELATES_TO", snake_id(name), "fresh")] if template.lower().startswith("my ") else []
+    b.say(rng.randrange(sessions), _fill(template, n=name, x=third), knows, topic=third)
+    b.decoys.append(Decoy(snake_id(third), "third_party", "fresh"))
+    b.say(rng.randrange(sessions), _fill(rng.choice(F.ASSISTANT), x=advised), role="agent",
+          topic=rng.choice(("the build", "our tooling", "the backend")))
+    b.decoys.append(Decoy(snake_id(advised), "assistant", "fresh"))
+    pools = {"tool": [t for t in tools if t not in (third, advised)], **{k: list(v) for k, v in DECOY_OBJECTS.items()}}
+    for kind in ("negation", "hypothetical", "question"):
+        object_kind, template = rng.choice(F.USER_DECOYS[kind])
+        obj = rng.choice(pools[object_kind])
+        pools[object_kind].remove(obj)
+        obj_id = snake_id(obj.removeprefix("the ")) if object_kind == "project" else snake_id(obj)
+        b.say(rng.randrange(sessions), _fill(template, x=obj), topic=obj)
+        b.decoys.append(Decoy(obj_id, kind, "fresh"))
+
+
 def _sessions_for(rng: random.Random, n_sessions: int) -> list[int]:
     """One to three distinct sessions, in order: a fact's repetitions across sessions."""
     count = rng.choice((1, 1, 2, 2, 3))
@@ -182,11 +227,12 @@ def _sessions_for(rng: random.Random, n_sessions: int) -> list[int]:
 
 
 def generate_user(rng: random.Random, user_id: str, stamps: str, *, sessions: int = 4,
-                  now: datetime | None = None, held_out_share: float = 0.4) -> GeneratedUser:
+                  now: datetime | None = None, held_out_share: float = 0.4,
+                  fresh_share: float = 0.0) -> GeneratedUser:
     now = now or datetime.now(timezone.utc)
     start = now - timedelta(minutes=50 * sessions + 30) if stamps == "live" else \
         HISTORICAL_START + timedelta(days=rng.randrange(0, 200))
-    b = _UserBuilder(rng, user_id, stamps, sessions, start, held_out_share)
+    b = _UserBuilder(rng, user_id, stamps, sessions, start, held_out_share, fresh_share)
     user = "user"
     tools = rng.sample(TOOLS, 4)
     for tool in tools[:2]:
@@ -197,7 +243,7 @@ def generate_user(rng: random.Random, user_id: str, stamps: str, *, sessions: in
     first = rng.randrange(0, sessions - 1)
     later = rng.randrange(first + 1, sessions)
     b.plant(user, "USES", snake_id(old), split, P.USES, [first], x=old)
-    switch = rng.choice(P.SWITCH.held_out if split == "held_out" else P.SWITCH.tuning)
+    switch = rng.choice(templates_for(P.SWITCH, split))
     # the switch states both: the old value as the past (one more observation of it), the new one as now
     b.say(later, _fill(switch, a=old, b=new),
           [b.fact(user, "USES", snake_id(old), split), b.fact(user, "USES", snake_id(new), split)], topic=new)
@@ -231,6 +277,8 @@ def generate_user(rng: random.Random, user_id: str, stamps: str, *, sessions: in
         b.say(rng.randrange(sessions), _fill(rng.choice(P.ASSISTANT), x=tool), role="agent",
               topic=rng.choice(("deployments", "the build", "monitoring", "the data layer")))
         b.decoys.append(Decoy(snake_id(tool), "assistant"))
+    if fresh_share > 0:
+        _fresh_decoys(rng, b, [t for t in DECOY_TOOLS if t not in decoy_tools], name, sessions)
     for statements in b.statements:  # a seeded order within each session; a switch stays after its first value
         switches = [st for st in statements if len(st[2]) == 2]
         rng.shuffle(statements)
@@ -241,8 +289,8 @@ def generate_user(rng: random.Random, user_id: str, stamps: str, *, sessions: in
 
 
 def generate(users: int = 24, *, seed: int = 14, sessions: int = 4, now: datetime | None = None,
-             held_out_share: float = 0.4) -> list[GeneratedUser]:
+             held_out_share: float = 0.4, fresh_share: float = 0.0) -> list[GeneratedUser]:
     """`users` users, alternately live and historical, from one seed (the same seed, the same corpus)."""
     rng = random.Random(seed)
     return [generate_user(rng, f"u{n:03d}", "live" if n % 2 == 0 else "historical", sessions=sessions, now=now,
-                          held_out_share=held_out_share) for n in range(users)]
+                          held_out_share=held_out_share, fresh_share=fresh_share) for n in range(users)]

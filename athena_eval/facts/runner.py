@@ -24,7 +24,8 @@ from athena_eval.facts.scoring import GraphFact, Tally
 
 TENANT = "factsbench"
 Echo = Callable[[str], None]
-SPLITS = {"all": None, "tuning": ("tuning",), "held_out": ("held_out",)}
+SPLITS = {"all": None, "tuning": ("tuning",), "held_out": ("held_out",), "fresh": ("fresh",)}
+FRESH_SHARE = 0.25  # of the planted facts stated in the fresh phrasings (`phrasings_fresh`); 40 % held out
 
 
 def _graph_facts(graph, scope) -> list[GraphFact]:
@@ -142,11 +143,12 @@ def openai_configured() -> bool:
 
 
 def run_eval(users: int = 24, *, seed: int = 14, sessions: int = 4, providers: tuple[str, ...] | None = None,
-             out_dir: Path | None = None, keep_data: bool = False, echo: Echo = print) -> dict:
+             out_dir: Path | None = None, keep_data: bool = False, echo: Echo = print,
+             fresh_share: float = FRESH_SHARE) -> dict:
     """The whole benchmark: one corpus, each provider in its own data dir; the report (also written as
     JSON + markdown to `out_dir` when given)."""
     started = time.monotonic()
-    corpus = generate(users, seed=seed, sessions=sessions)
+    corpus = generate(users, seed=seed, sessions=sessions, fresh_share=fresh_share)
     if providers is None:
         providers = ("offline", "openai") if openai_configured() else ("offline",)
     if "openai" in providers and not openai_configured():
@@ -159,7 +161,7 @@ def run_eval(users: int = 24, *, seed: int = 14, sessions: int = 4, providers: t
          f"{sum(len(u.decoys) for u in corpus)} decoys, seed {seed}; providers {', '.join(providers)}")
     results = {p: run_provider(corpus, p, echo, keep_data) for p in providers}
     table = markdown_table(results)
-    report = {"benchmark": "facts", "users": users, "sessions": sessions, "seed": seed,
+    report = {"benchmark": "facts", "users": users, "sessions": sessions, "seed": seed, "fresh_share": fresh_share,
               "turns": sum(len(s) for u in corpus for s in u.sessions), "results": results,
               "total_s": round(time.monotonic() - started, 1), "table_markdown": table}
     if out_dir is not None:

@@ -14,7 +14,8 @@ An unsure fact written low is no claim, so honest low confidences cost no precis
   whether the graph's current (newest `valid_at`) and initial (oldest `first_valid_at`) objects are the
   planted ones among the recalled values (a missing value is a recall miss, not counted twice). The graph's own
   `is_current` / `is_initial` flags are used when its facts carry them, else they are computed here.
-- decoy leakage: decoys (a third party's or the assistant's objects) that became a user claim / decoys.
+- decoy leakage: decoys (a third party's or the assistant's objects; in the fresh split also the user's
+  negations, hypotheticals and questions) that became a user claim / decoys.
 
 Object ids match when equal, or when the graph's id holds every word of the planted one and at most two
 more ("pgxpool_settings" for "pgxpool"; "memory_leaks" for "memory_leaks_in_the_worker" does not count).
@@ -122,10 +123,13 @@ def score_user(planted: Sequence[PlantedFact], changes: Sequence[Change], decoys
                graph: Iterable[GraphFact], *, floor: float = RETRIEVAL_FLOOR,
                splits: Sequence[str] | None = None) -> Tally:
     """One user's tally. `splits` keeps only the planted facts (and changes) stated in those phrasing
-    splits for recall, weight and changes; precision and leakage always count all claims."""
+    splits for recall, weight and changes; precision and leakage always count all claims. Leakage counts
+    the shared decoys (split "any") in the tuning and held-out rows, and only its own in the fresh row."""
     facts = list(graph)
     claims = [f for f in facts if is_claim(f, floor)]
     kept = [p for p in planted if splits is None or p.split in splits]
+    decoys = [d for d in decoys if splits is None or d.split in splits
+              or (d.split == "any" and "fresh" not in splits)]
     t = Tally(claims=len(claims), planted=len(kept), decoys=len(decoys))
     t.true_claims = sum(1 for c in claims if any(_matches(p, c) for p in planted))
     for p in kept:

@@ -427,3 +427,40 @@ def test_an_event_log_from_before_indexed_at_is_migrated(tmp_path) -> None:
         SqliteDocuments(path).close()  # opening again is a no-op
     finally:
         store.close()
+
+
+# -- batch atomicity (SPEC S2: the batch route is all-or-nothing; issue 17) -------------------------------
+def test_a_failing_batch_stores_none_of_its_events_on_the_mongo_wire_server(mongo_wire_url) -> None:
+    """The third event of a batch breaks a unique index after the first two were inserted: the transaction
+    is aborted and none of the batch is stored. A re-append of stored ids inside a batch stays a no-op."""
+    from pymongo.errors import BulkWriteError
+
+    store = _mongo_wire(mongo_wire_url)
+    try:
+        assert store.atomic_batches, "this MongoDB-wire server reports no replica set: no transactions"
+        stored = _event(A, "the one and only", T0)
+        store.append_events([stored])
+        store.events.create_index([("content", 1)], unique=True, name="test_unique_content")
+        batch = [_event(A, "first of the batch", T0 + timedelta(seconds=1)),
+                 _event(A, "second of the batch", T0 + timedelta(seconds=2)),
+                 _event(A, "the one and only", T0 + timedelta(seconds=3))]
+        with pytest.raises(BulkWriteError):
+            store.append_events(batch)
+        assert store.get_events(A.user_scope, [e.event_id for e in batch]) == []
+        assert store.count_events(A) == 1
+
+        retried = [stored, _event(A, "after the failure", T0 + timedelta(seconds=4))]
+        store.append_events(retried)
+        assert store.get_events(A.user_scope, [e.event_id for e in retried]) == retried
+    finally:
+        store.db.client.drop_database(store.db.name)
+        store.close()
+
+
+def test_a_store_without_transactions_says_its_batches_are_not_atomic() -> None:
+    store = _mongomock_double()  # mongomock has no sessions, as a standalone server has no transactions
+    assert store.atomic_batches is False
+    event = _event(A, "still idempotent", T0)
+    store.append_events([event, event])
+    store.append_events([event])
+    assert store.count_events(A) == 1

@@ -26,7 +26,7 @@ import pytest
 from athena_core.models.scope import UserScope
 from athena_core.models.errors import EmbeddingDimensionMismatch
 from athena_core.stores.vectors.milvus_vectors import MilvusVectors
-from athena_core.stores.vectors.port import VectorIndex
+from athena_core.stores.vectors.port import VectorIndex, reading_own_writes
 from athena_core.stores.vectors.sqlite_vectors import SqliteVectors
 
 DIM = 16
@@ -61,13 +61,16 @@ class Harness:
 
 
 class _ModuleMilvus:
+    """The port's tests read straight after writing, as the pipeline does: they run the adapter at Strong
+    for every read. The default per-call levels have tests of their own (end of the module)."""
+
     def __init__(self, uri: str, collection: str) -> None:
         self.uri = uri
         self.collection = collection
-        self.index = MilvusVectors(uri, DIM, collection=collection)
+        self.index = self.open(DIM)
 
     def open(self, dimension: int) -> MilvusVectors:
-        return MilvusVectors(self.uri, dimension, collection=self.collection)
+        return MilvusVectors(self.uri, dimension, collection=self.collection, search_consistency="Strong")
 
 
 @pytest.fixture(scope="module")
@@ -475,3 +478,54 @@ def test_milvus_server_reads_load_a_released_collection_again(milvus_server, rng
         index.client.release_collection(index.collection)
         assert read()
     assert index.count(scope) == 2
+
+
+class RecordingMilvusClient:
+    """A spy, not a fake: forwards every call to the real MilvusClient and records each read's level."""
+
+    def __init__(self, client: object) -> None:
+        self._client = client
+        self.levels: list[tuple[str, str | None]] = []
+
+    def __getattr__(self, name: str) -> object:
+        attribute = getattr(self._client, name)
+        if name not in ("search", "query", "get"):
+            return attribute
+
+        def recorded(*args: object, **kwargs: object) -> object:
+            self.levels.append((name, kwargs.get("consistency_level")))  # type: ignore[arg-type]
+            return attribute(*args, **kwargs)
+        return recorded
+
+
+def test_milvus_server_reads_name_their_consistency_per_call(milvus_server_uri, rng) -> None:
+    """Issue 17: Strong costs a time tick (~200 ms on 2.3) per read. SearchMemory's reads use the search
+    level (Bounded by default); the pipeline's merge search (inside `reading_own_writes`), `vectors_of`,
+    `count` and the purge's delete checks are Strong, and each sees a write made just before."""
+    collection = f"athena_test_{uuid.uuid4().hex[:8]}"
+    index = MilvusVectors(milvus_server_uri, DIM, collection=collection)
+    try:
+        assert index.search_consistency == "Bounded"
+        spy = RecordingMilvusClient(index.client)
+        index.client = spy  # type: ignore[assignment]
+        scope = UserScope(tenant_id=_tenant(), user_id="u1")
+        data = _unit(rng, 4)
+        index.upsert_many(scope, ["c0", "c1", "c2"], data[:3])
+        with reading_own_writes():  # straight after the write, as chain formation reads
+            assert index.search(scope, data[1], limit=1)[0].chain_id == "c1"
+        assert set(index.vectors_of(scope, ["c0", "c2"])) == {"c0", "c2"}
+        assert index.count(scope) == 3
+        index.search(scope, data[0], limit=2)
+        index.similarities(scope, data[0], ["c0", "c1"])
+        assert index.delete(scope, ["c2"]) == 1
+        assert spy.levels == [("search", "Strong"), ("query", "Strong"), ("query", "Strong"),
+                              ("search", "Bounded"), ("search", "Bounded"), ("get", "Strong")]
+        index.client = spy._client  # type: ignore[assignment]
+    finally:
+        index.client.drop_collection(collection)
+        index.close()
+
+
+def test_milvus_search_consistency_is_checked_before_connecting() -> None:
+    with pytest.raises(ValueError, match="search_consistency"):
+        MilvusVectors("http://127.0.0.1:9", DIM, collection="never_created", search_consistency="strong-ish")

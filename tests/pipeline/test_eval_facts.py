@@ -17,7 +17,7 @@ USERS, SEED = 4, 14
 
 def test_a_small_run_scores_both_stamps_and_meets_the_targets_on_tuning_phrasings(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-m", "athena_devtools.cli", "eval", "facts", "--users", str(USERS),
-                    "--seed", str(SEED), "--provider", "offline", "--out", str(tmp_path)],
+                    "--seed", str(SEED), "--provider", "offline", "--fresh-share", "0", "--out", str(tmp_path)],
                    check=True, capture_output=True, timeout=600)
     (report_path,) = tmp_path.glob("facts-*.json")
     report = json.loads(report_path.read_text())

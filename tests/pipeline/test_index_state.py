@@ -151,3 +151,44 @@ def test_a_chain_whose_index_step_was_lost_is_indexed_by_the_sweep(worker_runtim
     chain_ids = {e.chain_id for e in worker_runtime.documents.get_events(user, [e.event_id for e in events])}
     assert worker_runtime.vectors.count(user) == len(chain_ids)
     assert set(worker_runtime.lexical.search(user, search_terms("Zanzibar snorkelling"), "chain", 5)) == chain_ids
+
+
+def _gate_rejecting_every_segment(*args, **kwargs):
+    """A fake quality gate: the real scores, with every verdict turned to `rejected`."""
+    from athena_core.mtm.quality_gate import score_segment
+
+    return score_segment(*args, **kwargs).model_copy(update={"passed": False})
+
+
+def test_with_rejected_events_unindexed_a_rejected_segment_leaves_the_indexes(worker_runtime: Runtime,
+                                                                               monkeypatch) -> None:
+    """`ATHENA_INDEX_REJECTED_EVENTS=false`: the events of a segment the gate rejects are searchable while
+    pending (arrival indexing), removed from the indexes when the gate rejects them, marked indexed (no
+    sweep picks them up again), and a later index pass marks them without indexing them again."""
+    from athena_core.mtm import chain_formation
+    from athena_tasks.chains.indexing import index_user
+
+    runtime = worker_runtime
+    monkeypatch.setattr(runtime, "settings", runtime.settings.model_copy(update={"index_rejected_events": False}))
+    monkeypatch.setattr(chain_formation, "score_segment", _gate_rejecting_every_segment)
+    scope = AgentScope(tenant_id=f"t-{uuid.uuid4().hex[:8]}", user_id="u1", agent_id="a1")
+    user = scope.user_scope
+    events = _store_without_a_run(runtime, scope)
+    nungwi = next(e for e in events if "Nungwi" in e.content)
+
+    index_user(runtime, user, path="arrival")  # what the arrival task does for the user
+    assert runtime.lexical.search(user, search_terms("Nungwi coral"), "event", 5) == [nungwi.event_id]
+    assert runtime.event_vectors.count(user) >= len(events)
+
+    summarize.run(segment.run(coalesce.run(scope.key, True)))  # the run, in this process
+    stored = runtime.documents.get_events(user, [e.event_id for e in events])
+    assert {e.status for e in stored} == {EventStatus.rejected}
+    assert runtime.lexical.search(user, search_terms("Nungwi coral"), "event", 5) == []
+    assert runtime.event_vectors.count(user) == 0 and runtime.vectors.count(user) == 0
+    assert runtime.documents.unindexed_events(user, 10) == []
+
+    _lose_the_index(runtime, user)  # indexed_at cleared: the next pass must mark, not index
+    result = index_user(runtime, user, path="run")
+    assert result["events_indexed"] == 0 and result["events_marked"] == len(events)
+    assert runtime.lexical.search(user, search_terms("Nungwi coral"), "event", 5) == []
+    assert runtime.event_vectors.count(user) == 0

@@ -9,6 +9,9 @@ Redis 7 (`athena_devtools.production_stack`), each engine stopped and started ag
 - the Milvus server killed while the pipeline embeds (the worker's log shows its vector write retried
   after a MilvusException), then started again on the same data directory: the vectors land, nothing is
   left pending or unindexed, and searches answer again (the collection is loaded again after the restart).
+
+The worker-SIGKILL and Redis-restart faults on the same topology take longer (a broker redelivery waits for
+the visibility timeout): they are in tests/faults/test_production_topology_faults.py, run by `make faults`.
 """
 from __future__ import annotations
 
@@ -189,3 +192,4 @@ def test_production_faults_milvus_restart_mid_embed_lands_the_vectors_and_search
         assert int(rows[0]["count(*)"]) >= 24  # every event's vector landed (plus sentence vectors)
     finally:
         milvus.close()
+

@@ -142,3 +142,128 @@ def test_a_failing_request_fails_alone_when_the_shared_commit_fails() -> None:
     assert isinstance(outcomes[3], DurableWriteError)
     assert all(isinstance(o, list) and len(o) == 1 for i, o in enumerate(outcomes) if i != 3)
     assert len(log.committed()) == 5
+
+
+# --- the window pushes of a group (only those that can still show), and the session recheck -------------
+def _event(n: int, scope_n: int, kind: str) -> tuple:
+    """(scope, event): a message, or an observation of execution `x` (those may coalesce)."""
+    from athena_core.models.events import Event
+    from athena_core.models.scope import AgentScope
+
+    now = utc_now()
+    observation = kind == "obs"
+    event = Event(event_id=f"evt_{n}", tenant_id="t", user_id=f"u{scope_n}", agent_id="a", session_id="s",
+                  role=EventRole.agent if observation else EventRole.user,
+                  type=EventType.observation if observation else EventType.message, content=f"c{n}",
+                  metadata={"execution_id": "x"} if observation else {}, timestamp=now, received_at=now)
+    return AgentScope(tenant_id="t", user_id=f"u{scope_n}", agent_id="a"), event
+
+
+def _windows(pushes: list, window: int) -> dict:
+    from athena_core.models.events import WindowEvent
+    from athena_core.stm.stm_window import apply_to_window
+
+    slots: dict = {}
+    for scope, event in pushes:
+        slots[scope] = apply_to_window(slots.get(scope, []), WindowEvent.from_event(event), window)
+    return {scope: [(s.event_id, s.coalesced_count, s.last_event_id) for s in v] for scope, v in slots.items()}
+
+
+def test_the_pruned_pushes_leave_every_window_as_pushing_every_event_would() -> None:
+    import random
+
+    from athena_core.usecases.ingest import window_pushes
+
+    rng = random.Random(16)
+    for _ in range(200):
+        window = rng.choice([1, 3, 10])
+        pushes = [_event(n, rng.randrange(2), rng.choice(["msg", "msg", "obs"])) for n in range(rng.randrange(40))]
+        kept = window_pushes(pushes, window)
+        assert _windows(kept, window) == _windows(pushes, window)
+        ids = [e.event_id for _, e in kept]
+        assert ids == sorted(ids, key=lambda i: int(i[4:]))  # in order
+    hundred = [_event(n, 0, "msg") for n in range(100)]  # a batch of 100 messages to one scope
+    assert [e.event_id for _, e in window_pushes(hundred, 10)] == [f"evt_{n}" for n in range(90, 100)]
+
+
+class FakeSessions:
+    """A fake session store that knows only the sessions in `existing`."""
+
+    def __init__(self, existing: set[str]) -> None:
+        self.existing = existing
+        self.reads: list[str] = []
+
+    def get_session(self, session_id: str):  # noqa: ANN201
+        self.reads.append(session_id)
+        return _session(0) if session_id in self.existing else None
+
+
+def test_a_request_whose_cached_session_is_gone_stores_nothing_and_others_are_written() -> None:
+    from athena_core.usecases.ingest import SessionGone
+
+    log = FakeGatedEventLog()
+    log.gate.set()
+    sessions = FakeSessions({"ses_1", "ses_2"})
+    ingest = Ingest(log, FakeWindow(log), lambda scope: None, sessions=sessions)
+    requests = [IngestRequest(_session(n), [EventDraft(EventRole.user, EventType.message, f"m{n}", {})],
+                              recheck_session=True) for n in (1, 0, 2, 1)]
+    outcomes = ingest.store_group(requests)
+    assert isinstance(outcomes[1], SessionGone)  # ses_0 was deleted after the route read it
+    assert all(isinstance(outcomes[i], list) and len(outcomes[i]) == 1 for i in (0, 2, 3))
+    assert log.committed() == {outcomes[i][0].event_id for i in (0, 2, 3)}
+    assert sorted(sessions.reads) == ["ses_0", "ses_1", "ses_2"]  # one read per distinct session
+    unchecked = ingest.store_group([IngestRequest(_session(0), requests[1].drafts)])  # not from the cache
+    assert isinstance(unchecked[0], list) and len(sessions.reads) == 3
+
+
+def test_a_queue_sized_for_batches_takes_32_batches_of_100_while_a_commit_is_held() -> None:
+    from athena_core.wiring.settings import Settings
+
+    log = FakeGatedEventLog()
+    writer = GroupCommitWriter(Ingest(log, FakeWindow(log), lambda scope: None), max_group_events=500,
+                               max_queued_events=Settings().ingest_queue_max_events)
+    writer.start()
+
+    def batch(n: int) -> IngestRequest:
+        return IngestRequest(_session(n), [EventDraft(EventRole.user, EventType.message, f"{n}.{i}", {})
+                                           for i in range(100)])
+
+    async def scenario() -> list:
+        tasks = [asyncio.create_task(writer.store(batch(n))) for n in range(32)]
+        await asyncio.sleep(0.05)
+        assert not writer.is_full()
+        log.gate.set()
+        return await asyncio.gather(*tasks, return_exceptions=True)
+
+    try:
+        outcomes = asyncio.run(scenario())
+    finally:
+        writer.close()
+    assert all(isinstance(o, list) and len(o) == 100 for o in outcomes)
+    assert len(log.committed()) == 3200
+
+
+def test_the_queue_bound_follows_the_writers_measured_rate() -> None:
+    log = FakeGatedEventLog()
+    log.gate.set()
+    slow_append = log.append_events
+
+    def fake_slow_disk(events) -> None:  # noqa: ANN001 - a fake disk: every commit takes at least 50 ms
+        threading.Event().wait(0.05)
+        slow_append(events)
+
+    log.append_events = fake_slow_disk  # type: ignore[method-assign]
+    writer = GroupCommitWriter(Ingest(log, FakeWindow(log), lambda scope: None), max_group_events=5,
+                               max_queued_events=20_000)
+    assert writer.admission_limit() == 20_000  # nothing measured yet: the configured bound
+    writer.start()
+
+    async def scenario() -> None:
+        await asyncio.gather(*(writer.store(_request(n)) for n in range(20)))
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        writer.close()
+    # at most 5 events per 50 ms (100 events/s): about a second of that, never below one full group
+    assert 5 <= writer.admission_limit() <= 100

@@ -10,14 +10,18 @@ Three parts:
   (each fact cites its turn; an agent's first person is never the user) and then its summary, with honest
   confidences (see `CONFIDENCE`): ordinary-chat clauses first (`chat_clauses`: object-first statements,
   work and interest idioms, a switch from A to B as two edges, clients of a project, personal facts as
-  RELATES_TO, "it" resolved within the turn or dropped), then the trigger patterns, then low mentions.
+  RELATES_TO, "it" resolved within the turn or dropped), then the trigger patterns, then the generalised
+  clause reader (`clause_frames`: clauses cut at ; : and new subjects, a verb-class cue lexicon, the object
+  chunked after the cue or fronted, negation / hypothetical / other-speaker filters, changes read from a
+  tool left beside a tool used), then low mentions.
 * `OpenAITripleExtractor`: one strict structured-output call per chain (summary + numbered turns, speakers
   marked; each triple returns its `turn`) through the LLM port (`LLMProvider.structured`).
 
 The input is an `ExtractionTurn` list (port): event id, speaker, role, timestamp, text, newest first.
 
 One module each: `normalisation`, `port` (`TripleExtractor`), `offline_vocabulary` (bands, words,
-triggers), `summary_sentence` (subjects and objects in one sentence), `chat_clauses`, `offline_extractor`,
+triggers), `summary_sentence` (subjects and objects in one sentence), `chat_clauses`, `clause_frames`,
+`offline_extractor`,
 `openai_extractor`. The names below are the package's public face.
 """
 from __future__ import annotations

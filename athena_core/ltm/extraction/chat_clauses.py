@@ -23,7 +23,7 @@ from athena_core.ltm.extraction.offline_vocabulary import (
     MAX_OBJECT_WORDS,
     PROJECT_WORDS,
 )
-from athena_core.ltm.extraction.summary_sentence import Node, SummarySentence, USER
+from athena_core.ltm.extraction.summary_sentence import PHRASE_RELATIONS, Node, SummarySentence, USER
 from athena_core.models.ontology import snake_id
 from athena_core.text.gazetteer import GAZETTEER
 from athena_core.text.stopwords import STOPWORDS
@@ -142,9 +142,38 @@ CLIENT_RULES: tuple[re.Pattern[str], ...] = (
     re.compile(r"^" + _CLIENT + r"\s+is\s+(?:who|whom)\s+" + _PROJECT + r"\s+is\s+for\b"),
 )
 
+# A client named by its relation to a project rather than by a fixed phrasing (`_client_by_cue`).
+CLIENT_CUE = _rx(r"\b(?:clients?|customers?|contract(?:ed|s)?|belongs?\s+to|owned\s+by|on\s+behalf\s+of|"
+                 r"commissioned|paid\s+(?:for\s+)?by|pays?\s+(?:us\s+|me\s+)?for|funded\s+by|sponsored\s+by|"
+                 r"ordered\s+by|built\s+for|made\s+for|deliver(?:s|ed|ing)?\s+(?:it\s+)?(?:to|for)|billed\s+to|"
+                 r"account|hired\s+(?:us|me)|engaged\s+(?:us|me)|brought\s+(?:us|me)\s+in|paying\s+(?:us\s+|me\s+)?for|"
+                 r"owns|owned|ordered|engagement|on\s+retainer)\b|[A-Z][\w&-]*'s\s+(?:\w+\s+)?(?:project|app|service|"
+                 r"product|platform|dashboard|pipeline|portal)\b")
+
+CLIENT_NAMED = re.compile(r"\b(?:[Cc]lient|[Cc]ustomer)s?\s*,?\s+[A-Z]")
+
+
+def _project_phrase(s: SummarySentence) -> list[Token] | None:
+    """The first "<up to three words> <project word>" phrase of the sentence ("the checkout service")."""
+    toks = s.toks
+    for i, tok in enumerate(toks):
+        if i == 0 or tok.lower not in PROJECT_WORDS:
+            continue
+        j = i
+        while j > 0 and i - j < 3 and toks[j - 1].lower not in STOPWORDS and not s.gap(j).strip() \
+                and toks[j - 1].lower not in PROJECT_WORDS and toks[j - 1].start not in s.gaz:
+            j -= 1
+        if j < i:
+            return toks[j: i + 1]
+    return None
+
+
 # A change of value: (regex with groups a and b).
 SWITCHES: tuple[re.Pattern[str], ...] = (
-    _rx(r"\b(?:switched|moved|migrated|changed|went)\s+(?:over\s+)?from\s+(?P<a>.+?)\s+(?:to|over\s+to|onto)\s+(?P<b>.+)"),
+    _rx(r"\b(?:switched|moved|migrated|changed|went)\s+(?:over\s+|on\s+|away\s+)?from\s+(?P<a>.+?)\s+(?:to|over\s+to|onto)\s+(?P<b>.+)"),
+    _rx(r"\b(?:traded|swapped|exchanged|ditched|dropped|abandoned)\s+(?P<a>.+?)\s+for\s+(?P<b>.+)"),
+    re.compile(r"\b(?P<a>[A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)?)\s+(?:is|'s)\s+out,?\s+(?:and\s+)?(?P<b>[A-Z][\w.+#-]*"
+               r"(?:\s+[A-Z][\w.+#-]*)?)\s+(?:is|'s)\s+in\b"),
     _rx(r"\breplaced\s+(?P<a>.+?)\s+with\s+(?P<b>.+)"),
     _rx(r"\b(?:dropped|ditched|abandoned|left)\s+(?P<a>.+?)\s+(?:and|for)\s+(?:went\s+with|switched\s+to|"
         r"moved\s+to|picked|chose|(?=[A-Z]))(?P<b>.+)"),
@@ -160,8 +189,29 @@ PLACE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("home is", re.compile(r"\b[Hh]ome\s+for\s+(?:me|us)\s+is\s+" + _NAME)),
     ("based in", re.compile(r"\b(?:I'm|I\s+am|[Ww]e're|[Ww]e\s+are)\s+based\s+in\s+" + _NAME)),
     ("settled in", re.compile(r"\b(?:I've|[Ww]e've|I\s+have|[Ww]e\s+have)\s+settled\s+in\s+" + _NAME)),
+    ("lives in", re.compile(r"\b(?:I've|[Ww]e've|I\s+have|[Ww]e\s+have)\s+(?:been\s+living|lived)\s+in\s+" + _NAME)),
+    ("lives in", re.compile(r"\b(?:I'm|I\s+am|[Ww]e're|[Ww]e\s+are)\s+(?:currently\s+|now\s+)?(?:living|staying)\s+"
+                            r"in\s+" + _NAME)),
+    ("lives in", re.compile(r"\b[Mm]y\s+(?:apartment|flat|house|home|place|room|office)\s+is\s+(?:in|near)\s+" + _NAME)),
+    ("home is", re.compile(r"\b(?:I|[Ww]e)\s+(?:now\s+)?call\s+" + _NAME + r"\s+home\b")),
+    ("from", re.compile(r"\b(?:I'm|I\s+am|[Ww]e're|[Ww]e\s+are)\s+(?:originally\s+)?from\s+" + _NAME)),
+    ("grew up in", re.compile(r"\b(?:I|[Ww]e)\s+grew\s+up\s+in\s+" + _NAME)),
+    ("lives near", re.compile(r"\b(?:I|[Ww]e)\s+(?:live|lived|am\s+living|'m\s+living)\s+(?:just\s+)?(?:outside|near|"
+                              r"close\s+to|on\s+the\s+outskirts\s+of)\s+" + _NAME)),
+    ("home is", re.compile(r"\b(?:I|[Ww]e)(?:'ve|\s+have)?\s+made\s+" + _NAME + r"\s+(?:my|our)\s+home\b")),
+    ("lives in", re.compile(_NAME + r"\s+is\s+where\s+(?:I|we)\s+(?:live|call\s+home|have\s+settled)\b")),
+    ("lives in", re.compile(r"\b(?:I'm|I\s+am|[Ww]e're|[Ww]e\s+are)\s+(?:currently\s+|now\s+)?(?:out\s+|over\s+|down\s+|up\s+)?"
+                            r"in\s+" + _NAME + r"\s+(?:these\s+days|now|for\s+now|at\s+the\s+moment|nowadays)\b")),
+    ("home is", re.compile(_NAME + r"\s+is\s+(?:my\s+|our\s+)?home\b")),
+    ("lives in", re.compile(r"\b(?:[Mm]y|[Oo]ur)\s+(?:place|flat|apartment|house|home)\s+in\s+" + _NAME)),
+    ("lives in", re.compile(r"\b(?:rent|own|bought|have|share)\s+(?:a|an|my|our)\s+(?:\w+\s+)?(?:flat|apartment|house|place|"
+                            r"room|condo)\s+in\s+" + _NAME)),
+    ("local of", re.compile(r"\b(?:I'm|I\s+am)\s+(?:a|an)\s+" + _NAME + r"\s+(?:local|native|resident)\b")),
+    ("lives in", re.compile(r"^[Ll]iving\s+in\s+" + _NAME)),
+    ("grew up in", re.compile(r"\b(?:born\s+and\s+)?raised\s+in\s+" + _NAME)),
 )
-PEOPLE_NOUNS = ("sister", "brother", "partner", "wife", "husband", "friend", "cousin", "mom", "mum", "mother",
+PEOPLE_NOUNS = ("kid", "grandmother", "grandfather", "stepmom", "stepdad", "bestie", "buddy", "pal", "flatmate",
+                "housemate", "classmate", "sister", "brother", "partner", "wife", "husband", "friend", "cousin", "mom", "mum", "mother",
                 "dad", "father", "son", "daughter", "girlfriend", "boyfriend", "roommate", "neighbour",
                 "neighbor", "aunt", "uncle", "niece", "nephew", "grandma", "grandpa", "fiancee", "fiance",
                 "colleague", "coworker", "teammate", "manager", "boss", "mentor")
@@ -172,11 +222,26 @@ _PET = "|".join(PET_NOUNS)
 NOT_NAMES = frozenset("""yeah yes yep no nope well oh hey ok okay so wow haha sure thanks honestly anyway sorry
     hi hello right anyway also and but then today yesterday""".split()) | STOPWORDS
 PERSON_RULES: tuple[tuple[re.Pattern[str], bool], ...] = (  # (regex with groups kind and obj, is a pet)
-    (re.compile(r"\b[Mm]y\s+(?:best\s+|old\s+|little\s+|older\s+|younger\s+)?(?P<kind>" + _KIN + r")\s+"
-                r"(?P<obj>[A-Z][a-z]+)\b"), False),
-    (re.compile(r"\b(?P<obj>[A-Z][a-z]+),\s+my\s+(?P<kind>" + _KIN + r")\b"), False),
+    (re.compile(r"\b[Mm]y\s+(?:best\s+|old\s+|oldest\s+|closest\s+|dear\s+|good\s+|childhood\s+|twin\s+|baby\s+|"
+                r"big\s+|little\s+|older\s+|younger\s+)?(?P<kind>" + _KIN + r"),?\s+(?P<obj>[A-Z][a-z]+)\b"), False),
+    (re.compile(r"\b(?P<obj>[A-Z][a-z]+)\s+and\s+I\s+(?:have\s+been|'ve\s+been|are|were)\s+(?:best\s+|close\s+|good\s+|"
+                r"old\s+)?(?P<kind>friend)s\b"), False),
+    (re.compile(r"\b(?P<obj>[A-Z][a-z]+),\s+(?:who\s+is\s+|who's\s+)?my\s+(?P<kind>" + _KIN + r")\b"), False),
+    (re.compile(r"\b(?P<obj>[A-Z][a-z]+)\s+\((?:my\s+)?(?P<kind>" + _KIN + r")\)"), False),
+    (re.compile(r"\b(?P<obj>[A-Z][a-z]+)\s+(?:is|has\s+been|was)\s+my\s+(?:best\s+|oldest\s+|closest\s+|"
+                r"older\s+|younger\s+|little\s+|big\s+)?(?P<kind>" + _KIN + r")\b"), False),
+    (re.compile(r"\b[Mm]y\s+(?:best\s+|old\s+|little\s+|older\s+|younger\s+)?(?P<kind>" + _KIN + r")(?:'s\s+name)?"
+                r"\s+(?:is\s+)?(?:called|named)\s+(?P<obj>[A-Z][a-z]+)\b"), False),
     (re.compile(r"\b(?:a|my|our)\s+(?P<kind>" + _PET + r")\s+(?:named|called)\s+(?P<obj>[A-Z][a-z]+)\b"), True),
-    (re.compile(r"\b[Mm]y\s+(?P<kind>" + _PET + r")\s+(?P<obj>[A-Z][a-z]+)\b"), True),
+    (re.compile(r"\b(?:[Mm]y|[Oo]ur)\s+(?:\w+\s+)?(?P<kind>" + _PET + r"),?\s+(?P<obj>[A-Z][a-z]+)\b"), True),
+    (re.compile(r"\b(?P<obj>[A-Z][a-z]+)\s+(?:is|was)\s+(?:my|our)\s+(?:\w+\s+)?(?P<kind>" + _PET + r")\b"), True),
+    (re.compile(r"\b(?P<obj>[A-Z][a-z]+)\s+\((?:my|our)\s+(?P<kind>" + _PET + r")\)"), True),
+    (re.compile(r"\b(?:a|my|our)\s+(?:\w+\s+)?(?P<kind>" + _PET + r")\b[^.;!?]{0,40}?\b(?:her|his|its|their)\s+name"
+                r"\s+is\s+(?P<obj>[A-Z][a-z]+)\b"), True),
+    (re.compile(r"\b(?:[Mm]y|[Oo]ur)\s+(?:\w+\s+)?(?P<kind>" + _PET + r")(?:'s)?\s+name\s+is\s+(?P<obj>[A-Z][a-z]+)\b"),
+     True),
+    (re.compile(r"\b(?:have|has|had|got|adopted)\s+(?:a|an)\s+(?:\w+\s+)?(?P<kind>" + _PET + r")\s+(?:named|called)\s+"
+                r"(?P<obj>[A-Z][a-z]+)\b"), True),
     (re.compile(r"\b(?P<obj>[A-Z][a-z]+),\s+my\s+(?P<kind>" + _PET + r")\b"), True),
     (re.compile(r"\b(?:adopted|got|bought|rescued)\s+a\s+(?P<kind>" + _PET + r")\s+and\s+(?:called|named)\s+"
                 r"(?:her|him|it|them)\s+(?P<obj>[A-Z][a-z]+)\b"), True),
@@ -244,6 +309,8 @@ class ClauseReader:
             item = _phrase_item(s, start, end)
         if not item or any(t.lower in ("i", "me", "my", "you", "your") for t in item):
             return None
+        if relation in PHRASE_RELATIONS:
+            item = s.topic_tail(item, end)
         if tool_only and not _is_tool_like(s, item):
             return None
         return s.object_node(item, relation), item
@@ -291,7 +358,35 @@ class ClauseReader:
             project = s.object_node(item, "WORKS_ON")
             return [Clause(project, "BUILT_FOR_CLIENT", Node(snake_id(client), "Identities", client), 0.7,
                            tokens=self._starts(match.start("c"), match.end("c")))]
-        return []
+        return self._client_by_cue()
+
+    def _client_by_cue(self) -> list[Clause]:
+        """The general reading: a sentence with a client cue ("customer", "under contract with", "belongs
+        to", "paid for by"), a project phrase and a name: the name nearest the cue is the project's client."""
+        s = self.s
+        cue = CLIENT_CUE.search(s.text)
+        if cue is None or CLIENT_NAMED.search(s.text):  # "our client, Prescott Data,": the extractor's own rule
+            return []
+        project = _project_phrase(s)
+        if project is None:
+            return []
+        taken = {t.start for t in project}
+        runs: list[list[Token]] = []
+        i = 0
+        while i < len(s.toks):
+            run = s.name_run(i)
+            if run and not taken & {t.start for t in run} and run[0].lower not in NOT_NAMES:
+                runs.append(run)
+            i += max(1, len(run))
+        if not runs:
+            return []
+        run = min(runs, key=lambda r: min(abs(r[0].start - cue.end()), abs(r[-1].end - cue.start())))
+        name = s.span_text(run)
+        if name.lower() in GAZETTEER:
+            return []
+        return [Clause(s.object_node(project, "WORKS_ON"), "BUILT_FOR_CLIENT",
+                       Node(snake_id(name), "Identities", s.entities.get(name.lower(), name)), 0.6,
+                       tokens=tuple(t.start for t in run))]
 
     def _switch_item(self, start: int, end: int) -> tuple[Node, list[Token]] | None:
         s = self.s

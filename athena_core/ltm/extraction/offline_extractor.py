@@ -1,6 +1,7 @@
 """`OfflineTripleExtractor`: deterministic pattern-and-gazetteer extraction over a chain's turns and
 summary, with honest confidences (see `offline_vocabulary.CONFIDENCE`). Measured by `athena eval facts`
-(docs/facts-eval.md): it finds what it was written for and little of wordings it was not."""
+(docs/facts-eval.md): the named patterns find what they were written for; the clause reader
+(`clause_frames`) carries part of that to wordings they were not written for."""
 from __future__ import annotations
 
 import re
@@ -27,8 +28,9 @@ from athena_core.ltm.extraction.offline_vocabulary import (
     WORK_ON,
 )
 from athena_core.ltm.extraction.chat_clauses import ClauseReader
+from athena_core.ltm.extraction.clause_frames import ClauseFrames
 from athena_core.ltm.extraction.port import ExtractionTurn
-from athena_core.ltm.extraction.summary_sentence import Node, SummarySentence, USER
+from athena_core.ltm.extraction.summary_sentence import PHRASE_RELATIONS, Node, SummarySentence, USER
 from athena_core.models.ontology import ExtractedNode, ExtractedTriple, TripleExtraction, snake_id
 from athena_core.text.sentences import split_sentences
 from athena_core.text.tokens import Token
@@ -50,7 +52,9 @@ class OfflineTripleExtractor:
     ("I am patient", "I prefer X", "I always X"), USES ("I use", "switched to", "built with",
     "written in"), WORKS_ON ("working on", "building", "rewriting the X service"), BUILT_FOR_CLIENT
     ("client, X,", "for X" in a sentence about work), USES of a tool introduced by in/with/on in a
-    sentence about work ("rewriting it in Go"), a speaker's mention of a tool with no relation read
+    sentence about work ("rewriting it in Go"), the generalised clause reader (`clause_frames`: a cue of a
+    verb class with its object after it or fronted, "Go is what I write everything in"), a speaker's
+    mention of a tool with no relation read
     (RELATES_TO, below the retrieval floor: seed 002 records mentions liberally and low), and RELATES_TO
     between tools named together.
 
@@ -148,6 +152,8 @@ class OfflineTripleExtractor:
                     continue
                 tool_only = needs_tool is not None and bool(needs_tool.match(match.group(0)))
                 for item in s.object_items(match.end(), split_items=split_items):
+                    if relation in PHRASE_RELATIONS:
+                        item = s.topic_tail(item)
                     if any(t.start in s.claimed for t in item):
                         continue
                     obj = s.object_node(item, relation)
@@ -222,6 +228,14 @@ class OfflineTripleExtractor:
                         name = s.gaz[hits[0].start]
                         emit(subject, "USES", Node(snake_id(name), "Tools", name), CONFIDENCE["inferred_tool"],
                              third)
+
+        # the generalised clause reader: cues of a verb class, objects after the cue or fronted
+        for reading in ClauseFrames(s, antecedent).readings():
+            if reading.tokens and any(t in s.claimed for t in reading.tokens) and not reading.note:
+                continue
+            s.claimed.update(reading.tokens)
+            emit(USER, reading.relation, reading.obj, reading.confidence, False,
+                 f"{reading.note}: {nuance}" if reading.note else nuance)
 
         # seed 002: mentions are recorded liberally and low. A tool the speaker names in their own sentence
         # with no relation read above is a RELATES_TO mention below the retrieval floor.

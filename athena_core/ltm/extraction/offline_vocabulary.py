@@ -53,7 +53,12 @@ NEGATORS = frozenset(
 )
 HEDGES = re.compile(
     r"\b(?:maybe|might|perhaps|possibly|considering|consider|wondering|whether|thinking about|"
-    r"thinking of|not sure|unsure|should (?:i|we)|could (?:i|we)|would it|planning to evaluate)\b",
+    r"thinking of|not sure|unsure|should (?:i|we)|could (?:i|we)|would it|planning to evaluate|"
+    # irrealis: a condition, a supposition, a plan or temptation to change tools is no fact yet
+    r"if|unless|suppose|supposing|hypothetically|in theory|what if|in case|could|tempted|debating|eyeing|"
+    r"on the fence|toying with|weighing|"
+    r"(?:plan|plans|planning|going|want|wants|wanted|hoping|hope|need|needs)\s+to\s+(?:switch|move|migrate|"
+    r"try\s+out|adopt|evaluate|look\s+at|start\s+using|use))\b",
     re.IGNORECASE,
 )
 # Where an object phrase ends: prepositions and clause words (after them comes context, not the object).
@@ -62,7 +67,7 @@ BOUNDARY_WORDS = frozenset(
     before until if as than on into onto via during over under per like though although unless whereas
     now anymore lately recently again too also today currently nowadays daily every these right
     instead especially mostly mainly this last next all every lot directly heavily together yesterday
-    tonight tomorrow ago anyway honestly properly better a an the""".split()
+    tonight tomorrow ago anyway honestly properly better a an the there here""".split()
 ) | FIRST_PERSON_TOKENS | OTHER_PARTY_TOKENS
 ITEM_SEPARATORS = frozenset({"and", "or", "nor", "plus", "&"})
 LEADING_FILLER = frozenset(
@@ -91,12 +96,12 @@ def _rx(pattern: str) -> re.Pattern[str]:
 # Triggers: (relation, regex, kind). A trigger's match ends where its object begins.
 STRUGGLE = _rx(
     r"\b(?:struggl(?:e|es|ed|ing)\s+with|stuck\s+(?:on|with)|(?:problems?|issues?|trouble|difficulty|"
-    r"a\s+hard\s+time)\s+(?:with|getting)|fighting(?:\s+with)?|confused\s+(?:by|about)|"
+    r"a\s+hard\s+time)\s+(?:with|getting)|(?<![\w-])fighting(?:\s+with)?|confused\s+(?:by|about)|"
     r"(?:can't|cannot|can\s+not|couldn't|could\s+not)\s+(?:get|figure\s+out|make))\s+"
 )
 INTEREST = _rx(
     r"(?:\b(?:want(?:s|ed)?|would\s+(?:really\s+)?like|hop(?:e|es|ing)|keen|eager|excited|plan(?:s|ning)?)|"
-    r"'d\s+(?:really\s+)?like|'m\s+(?:keen|eager))\s+to\s+(?:learn|study|explore|try|understand|"
+    r"'d\s+(?:really\s+)?like|'m\s+(?:keen|eager))\s+to\s+(?:learn|study|explore|try(?:\s+out)?|understand|"
     r"dig\s+into|get\s+into|get\s+better\s+at)(?:\s+more)?(?:\s+about)?\s+|"
     r"\b(?:interested\s+in|curious\s+about|fascinated\s+by|intrigued\s+by|learning\s+about|"
     r"reading\s+up\s+on|getting\s+into|learning(?!\s+(?:about|to)\b))\s+"

@@ -40,6 +40,10 @@ class Node:
 
 USER = Node(USER_NODE_ID, USER_LABEL, USER_NODE_ID)
 PHRASE_RELATIONS = frozenset({"STRUGGLES_WITH", "EXPRESSED_INTEREST"})  # objects that are topics, not products
+TAIL_PREPOSITIONS = frozenset({"in", "of", "on", "around"})
+TAIL_DETERMINERS = frozenset({"the", "our", "my"})
+TAIL_NOT_TOPICS = frozenset("""morning mornings evening evenings afternoon night day days week weekend end moment
+    meantime past future beginning process world office house car way time end""".split())
 
 
 @dataclass(frozen=True)
@@ -200,6 +204,26 @@ class SummarySentence:
             items.append(item)
         return [it for it in items if len(it) <= MAX_OBJECT_WORDS
                 and any(t.start in self.gaz or t.lower not in STOPWORDS for t in it)]
+
+    def topic_tail(self, item: list[Token], end: int | None = None) -> list[Token]:
+        """A topic with its place kept: "memory leaks in the worker", not "memory leaks". The tail is a
+        preposition, a determiner and one word, ending the sentence (or before `end`, a hard break or a
+        boundary word); times and generic places are no part of a topic ("in the morning")."""
+        if not item:
+            return item
+        i = self.toks.index(item[-1]) + 1
+        tail = self.toks[i: i + 3]
+        if len(tail) < 3 or tail[0].lower not in TAIL_PREPOSITIONS or tail[1].lower not in TAIL_DETERMINERS \
+                or tail[2].lower in TAIL_NOT_TOPICS or tail[2].lower in BOUNDARY_WORDS or tail[2].start in self.gaz:
+            return item
+        if any(HARD_BREAK.search(self.gap(j)) or SOFT_BREAK.search(self.gap(j)) for j in range(i, i + 3)):
+            return item
+        if end is not None:  # the phrase was delimited by its rule: the tail must lie inside it
+            return item + tail if tail[2].end <= end else item
+        after = self.toks[i + 3] if i + 3 < len(self.toks) else None
+        if after is not None and not HARD_BREAK.search(self.gap(i + 3)) and after.lower not in BOUNDARY_WORDS:
+            return item
+        return item + tail
 
     def object_node(self, item: list[Token], relation: str) -> Node:
         """Label an object: gazetteer → Tools; "... service/app/repo" → Projects; a client → Identities;

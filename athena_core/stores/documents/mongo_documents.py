@@ -2,20 +2,32 @@
 
 BSON dates keep milliseconds only, so times are also stored as integer microseconds (`*_us`) and read
 back from those: the contract suite requires exact round trips and stable ordering.
+
+A batch of events is all-or-nothing (SPEC S2 StoreEvents batch, the port's `append_events`): on a server
+that runs transactions (a replica set or a sharded cluster: MongoDB, or SecantusDB, which reports a
+single-node replica set) the batch is inserted in one transaction. A standalone server (and mongomock)
+has none: there the batch is one unordered `insert_many`, which a failure can leave half written, and
+`atomic_batches` is False (logged once at start) so the operator can see it.
 """
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timezone
 from typing import Any
 
 from pymongo import ASCENDING, DESCENDING, ReturnDocument
-from pymongo.errors import BulkWriteError, DuplicateKeyError, OperationFailure
+from pymongo.errors import BulkWriteError, DuplicateKeyError, OperationFailure, PyMongoError
 
 from athena_core.models.chains import Chain, ChainStatus
 from athena_core.models.events import Event, EventStatus
 from athena_core.models.scope import AgentScope, UserScope
 from athena_core.models.sessions import Session
 from athena_core.stores.documents.port import IdempotencyRecord, InvalidRow, scopes_from_rows
+
+
+log = logging.getLogger("athena.stores.mongo")
+
+APPEND_ATTEMPTS = 3  # a transaction that met a concurrent append of the same event id starts again
 
 
 def _us(value: datetime | None) -> int | None:
@@ -72,6 +84,28 @@ def _event_from_doc(d: dict[str, Any]) -> Event:
 CHRONOLOGICAL = [("timestamp_us", ASCENDING), ("_id", ASCENDING)]
 
 
+def _is_id_duplicate(error: dict | None) -> bool:
+    """A duplicate-key error on the event id (an idempotent re-append), not on another unique index."""
+    if not error or error.get("code") != 11000:
+        return False
+    key = error.get("keyPattern") or error.get("keyValue")
+    if key:
+        return list(key) == ["_id"]
+    message = str(error.get("errmsg", ""))
+    if "index:" in message:
+        return "index: _id_ " in message
+    return True  # an answer naming no index (mongomock's): taken as the re-append, as before
+
+
+def _runs_transactions(database: Any) -> bool:
+    """Does the server run multi-document transactions? (a replica set member or mongos; `hello` says)"""
+    try:
+        hello = database.command("hello")
+    except (PyMongoError, NotImplementedError, AttributeError, TypeError):
+        return False
+    return bool(hello.get("setName")) or hello.get("msg") == "isdbgrid"
+
+
 class MongoDocuments:
     """Implements `DocumentStore` on a pymongo `Database` (or a mongomock one in CI)."""
 
@@ -84,6 +118,10 @@ class MongoDocuments:
         self.dead = database["dead_letters"]
         self.chains = database["cognitive_chains"]
         self._create_indexes()
+        self.atomic_batches = _runs_transactions(database)
+        if not self.atomic_batches:
+            log.warning("MongoDB server without transactions (standalone or a double): a failed event batch "
+                        "may be stored in part")
 
     @classmethod
     def connect(cls, url: str, database: str) -> "MongoDocuments":
@@ -164,15 +202,42 @@ class MongoDocuments:
 
     # -- event log ---------------------------------------------------------------------------------
     def append_events(self, events: list[Event]) -> None:
+        """All or none of the batch (in a transaction where the server has them); ids already stored are
+        skipped, so a retried batch is a no-op."""
         if not events:
             return
+        if not self.atomic_batches or len({e.event_id for e in events}) == 1:
+            self._append_unordered(events)  # one document is atomic by itself: no transaction needed
+            return
+        client = self.db.client
+        for attempt in range(1, APPEND_ATTEMPTS + 1):
+            try:
+                with client.start_session() as session:
+                    session.with_transaction(lambda s: self._append_new(events, s))
+                return
+            except BulkWriteError as exc:
+                # another request appended one of these ids between our read and our insert: read again
+                if not all(_is_id_duplicate(e) for e in exc.details.get("writeErrors", [])) \
+                        or attempt == APPEND_ATTEMPTS:
+                    raise
+
+    def _append_new(self, events: list[Event], session: Any) -> None:
+        ids = [e.event_id for e in events]
+        stored = {d["_id"] for d in self.events.find({"_id": {"$in": ids}}, {"_id": 1}, session=session)}
+        new = [_event_doc(e) for e in dict((e.event_id, e) for e in events).values() if e.event_id not in stored]
+        if new:
+            self.events.insert_many(new, ordered=True, session=session)
+
+    def _append_unordered(self, events: list[Event]) -> None:
+        """No transactions: one unordered insert; duplicates of stored ids are the idempotent re-append."""
         try:
             self.events.insert_many([_event_doc(e) for e in events], ordered=False)
-        except BulkWriteError as exc:  # idempotent re-append: ignore duplicate ids only
-            if any(err.get("code") != 11000 for err in exc.details.get("writeErrors", [])):
+        except BulkWriteError as exc:
+            if not all(_is_id_duplicate(err) for err in exc.details.get("writeErrors", [])):
                 raise
-        except DuplicateKeyError:
-            pass
+        except DuplicateKeyError as exc:
+            if not _is_id_duplicate(exc.details):
+                raise
 
     def _scope_filter(self, scope: UserScope) -> dict[str, Any]:
         f: dict[str, Any] = {"tenant_id": scope.tenant_id, "user_id": scope.user_id}

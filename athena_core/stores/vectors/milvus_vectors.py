@@ -16,8 +16,19 @@ Milvus server facts this adapter handles (found on a real Milvus 2.3.5 standalon
   servers a replace is `delete` by pk then `insert`, under the writer lock (what 2.3's upsert does
   inside the server anyway: it was never atomic there);
 - no expression templates before 2.5 (literals, as for Lite);
-- the collection is created with Strong consistency (the default is Bounded: a search straight after
-  an insert returned nothing), so the pipeline reads its own writes;
+- consistency is chosen per call, not per collection (the default, Bounded, missed a row inserted just
+  before; Strong waits for the next time tick, ~200 ms on 2.3, p50 195 ms a search at 10k rows):
+  * Strong for reads that must see every write already made, by any process: the pipeline's merge
+    candidates (`search` inside `reading_own_writes()`, which chain formation opens), `vectors_of`
+    (a vector stored by arrival indexing in another worker), `count` and the purge's `delete` checks;
+  * `search_consistency` (Bounded by default) for SearchMemory's `search` and `similarities`. Bounded
+    on Milvus 2.3 guarantees rows older than `common.gracefulTime` (5000 ms in 2.3's milvus.yaml) and
+    in practice serves whatever the query node has consumed (a time tick, 200 ms, behind). SPEC S2's
+    "searchable within 2 s" does not rest on it: a fresh event is found through the lexical index
+    (written at arrival) and the STM window, and its vector joins within a tick. Set the server's
+    `common.gracefulTime` to 1000 (docs/deploy.md) to make the vector part's bound 1 s as well.
+  Session is not used for the pipeline: pymilvus keeps the session timestamp per process, and the
+  pipeline's writes come from other worker processes;
 - after a server restart a read may answer "collection not loaded" (code 101): every read loads the
   collection again and retries once (`_loaded`), instead of failing until this process restarts.
 
@@ -45,10 +56,12 @@ import numpy as np
 
 from athena_core.models.scope import UserScope
 from athena_core.models.errors import EmbeddingDimensionMismatch
-from athena_core.stores.vectors.port import VectorHit
+from athena_core.stores.vectors.port import VectorHit, own_writes_required
 from athena_core.stores.vectors.vector_checks import as_unit_vector, check_id
 
 _SERVER_SCHEMES = ("http://", "https://", "tcp://", "unix:")
+STRONG = "Strong"  # read-your-writes across processes: waits for the server's next time tick
+SEARCH_LEVELS = ("Strong", "Bounded", "Session", "Eventually")
 T = TypeVar("T")
 
 # Milvus Lite embedded servers of this process, by data directory, with how many adapters use each.
@@ -102,11 +115,15 @@ class MilvusVectors:
         index_type: str = "AUTOINDEX",
         flush_after_write: bool | None = None,
         timeout: float | None = 30.0,
+        search_consistency: str = "Bounded",
     ) -> None:
         from pymilvus import MilvusClient
 
         if int(dimension) <= 0:
             raise ValueError(f"dimension must be positive, got {dimension}")
+        if search_consistency not in SEARCH_LEVELS:
+            raise ValueError(f"search_consistency must be one of {SEARCH_LEVELS}, got {search_consistency!r}")
+        self.search_consistency = search_consistency
         self.dimension = int(dimension)
         self.collection = collection
         self.model_name = model_name
@@ -155,9 +172,10 @@ class MilvusVectors:
         schema.add_field("vector", DataType.FLOAT_VECTOR, dim=self.dimension)
         index_params = self.client.prepare_index_params()
         index_params.add_index(field_name="vector", index_type=self.index_type, metric_type="COSINE")
+        # The collection's default level only serves callers that name none; every read here names one.
         self.client.create_collection(
             self.collection, schema=schema, index_params=index_params,
-            consistency_level="Strong", timeout=self.timeout,
+            consistency_level=STRONG, timeout=self.timeout,
         )
 
     def _stored_dimension(self) -> int:
@@ -218,6 +236,10 @@ class MilvusVectors:
                 raise
         self.client.load_collection(self.collection, timeout=self.timeout)
         return call()
+
+    def _search_level(self) -> str:
+        """Strong inside `reading_own_writes()` (the pipeline's merge candidates), else `search_consistency`."""
+        return STRONG if own_writes_required() else self.search_consistency
 
     def _after_write(self) -> None:
         if self.flush_after_write:
@@ -281,7 +303,7 @@ class MilvusVectors:
         with self._write_lock:
             # delete() reports every id it was given, existing or not: count what exists first.
             existing = self._loaded(lambda: self.client.get(self.collection, ids=pks, output_fields=["pk"],
-                                                            timeout=self.timeout))
+                                                            consistency_level=STRONG, timeout=self.timeout))
             found = [row["pk"] for row in existing]
             if not found:
                 return 0
@@ -303,9 +325,11 @@ class MilvusVectors:
         query = as_unit_vector(vector, self.dimension)
         if limit <= 0:
             return []
+        level = self._search_level()
         result = self._loaded(lambda: self.client.search(
             self.collection, data=[query.tolist()], limit=int(limit), output_fields=["chain_id"],
-            search_params={"metric_type": "COSINE"}, timeout=self.timeout, **self._filter_kwargs(scope),
+            search_params={"metric_type": "COSINE"}, consistency_level=level, timeout=self.timeout,
+            **self._filter_kwargs(scope),
         ))
         hits = [
             VectorHit(hit["entity"]["chain_id"], _clamp(float(hit["distance"])))
@@ -327,7 +351,8 @@ class MilvusVectors:
             kwargs = {"filter": expression + f" and chain_id in [{', '.join(_literal(c) for c in ids)}]"}
         result = self._loaded(lambda: self.client.search(
             self.collection, data=[query.tolist()], limit=len(ids), output_fields=["chain_id"],
-            search_params={"metric_type": "COSINE"}, timeout=self.timeout, **kwargs,
+            search_params={"metric_type": "COSINE"}, consistency_level=self._search_level(),
+            timeout=self.timeout, **kwargs,
         ))
         return {hit["entity"]["chain_id"]: _clamp(float(hit["distance"])) for hit in (result[0] if result else [])}
 
@@ -341,13 +366,15 @@ class MilvusVectors:
             kwargs = {"filter": expression + " and chain_id in {ids}", "filter_params": {**params, "ids": ids}}
         else:
             kwargs = {"filter": expression + f" and chain_id in [{', '.join(_literal(c) for c in ids)}]"}
+        # Strong: the vectors were stored by another task, perhaps in another worker process, just before.
         rows = self._loaded(lambda: self.client.query(self.collection, output_fields=["chain_id", "vector"],
-                                                      timeout=self.timeout, **kwargs))
+                                                      consistency_level=STRONG, timeout=self.timeout, **kwargs))
         return {r["chain_id"]: np.asarray(r["vector"], dtype=np.float32) for r in rows}
 
     def count(self, scope: UserScope) -> int:
         rows = self._loaded(lambda: self.client.query(
-            self.collection, output_fields=["count(*)"], timeout=self.timeout, **self._filter_kwargs(scope)
+            self.collection, output_fields=["count(*)"], consistency_level=STRONG, timeout=self.timeout,
+            **self._filter_kwargs(scope),
         ))
         return int(rows[0]["count(*)"]) if rows else 0
 

@@ -1,12 +1,34 @@
 """The vector port (SPEC S0, S4): one vector per chain (and per long event's sentence), user-scoped."""
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from athena_core.models.scope import UserScope
 
 if TYPE_CHECKING:
     import numpy as np
+
+_OWN_WRITES: ContextVar[bool] = ContextVar("vector_reads_need_own_writes", default=False)
+
+
+@contextmanager
+def reading_own_writes() -> Iterator[None]:
+    """Searches in this block must see every vector already written, by any process (the pipeline's merge
+    candidates). Engines that are always consistent (SQLite) ignore it; Milvus reads at Strong instead of
+    its faster search level (issue 17)."""
+    token = _OWN_WRITES.set(True)
+    try:
+        yield
+    finally:
+        _OWN_WRITES.reset(token)
+
+
+def own_writes_required() -> bool:
+    """Is the caller inside `reading_own_writes()`?"""
+    return _OWN_WRITES.get()
 
 
 class VectorHit(tuple):

@@ -1,0 +1,668 @@
+"""A light clause reader for the offline extractor: generalises beyond the phrasings its chat rules name.
+
+A sentence is cut into clauses (at ; : dashes, and commas that open a new subject). In each clause a
+cue from a verb-class lexicon (`CUES`: use, work on / own, struggle, learn / like, leave / replace) names
+the relation, and the object is chunked where the cue's class says it is:
+
+* `after`: the noun phrase right after the cue, up to a clause boundary ("I've standardised on Zed for
+  everything new", "I always get tangled up in time zone handling"); the clause's subject must be the
+  speaker (the nearest subject before the cue: not "you", "my colleague Priya", "he").
+* `front`: the clause's fronted noun phrase, before its first verb, when the cue sits in the predicate
+  ("Go is what I write everything in", "Flaky tests give me a lot of trouble", "Zed is open on my screen
+  all the time", "Category theory is something I'd really like to explore"). A pronoun there ("it") is
+  the turn's antecedent, written lower.
+
+Negated clauses ("I don't use", "X isn't a struggle anymore") and hypotheticals ("if I ever use X") yield
+nothing; questions and hedges are capped by the caller. Each relation checks its object's shape (a tool
+is a gazetteer term or a name; a project ends in a project word or is a name; a problem or interest is a
+short noun phrase with no person in it), which is what keeps precision on real chat. Readings here are
+written at `FRAME_CONFIDENCE`, below the named patterns: a generalised reading is a surer guess than a
+mention, a weaker one than a phrasing we wrote a rule for.
+
+A clause that leaves one tool ("I gave up on A", "I'm done with A") beside a clause that uses another
+("B is what I use now", "it's all B from here"), or "B replaced A", is a change of value: both edges,
+the old one marked `PAST_PREFIX` (stamped just before its turn).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from athena_core.ltm.extraction.normalisation import PAST_PREFIX
+from athena_core.ltm.extraction.offline_vocabulary import (
+    FIRST_PERSON_TOKENS,
+    IDENTIFIER,
+    NEGATORS,
+    OTHER_PARTY_TOKENS,
+    PROJECT_WORDS,
+    RELATION_NOUNS,
+    TRAITS,
+)
+from athena_core.ltm.extraction.summary_sentence import Node, SummarySentence, USER
+from athena_core.models.ontology import snake_id
+from athena_core.text.gazetteer import GAZETTEER
+from athena_core.text.stopwords import STOPWORDS
+from athena_core.text.tokens import Token
+
+FRAME_CONFIDENCE = 0.6  # a generalised reading: above the retrieval floor, below the named patterns
+SWITCH_NEW_CONFIDENCE = 0.75
+SWITCH_OLD_CONFIDENCE = 0.65
+LONE_LEAVE_CONFIDENCE = 0.45  # "I gave up on Jenkins" alone: a past use, recorded below the floor
+PRONOUN_PENALTY = 0.1
+MAX_FRONT_WORDS = 5
+MAX_TOPIC_WORDS = 5
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Cue:
+    """A verb-class cue: its relation, where its object is (`after` the cue or `front` of the clause)."""
+
+    relation: str
+    regex: re.Pattern[str]
+    position: str
+    strict: bool = False  # a cue people take as objects too ("stick with Jon"): a USES object must be a known tool
+
+
+_ME = r"(?:me|us)"
+_MY = r"(?:my|our)"
+_SOME = r"(?:[\w'-]+\s+){0,3}?"  # up to three filler words ("really", "a lot of", "pretty much")
+
+# Relation cues. USES / WORKS_ON objects are checked for shape (tool / project); topics are free phrases.
+CUES: tuple[Cue, ...] = (
+    # USES, object after
+    Cue("USES", _rx(r"\b(?:use|uses|using|used)\b(?!\s+to\b)\s*"), "after"),
+    Cue("USES", _rx(r"\b(?:rel(?:y|ies|ied|ying)|depend(?:s|ed|ing)?|count(?:s|ed|ing)?|lean(?:s|ed|ing)?)\s+"
+                    r"(?:heavily\s+|mostly\s+|entirely\s+)?on\s+"), "after", True),
+    Cue("USES", _rx(r"\b(?:standardi[sz](?:e|es|ed|ing)|settled|consolidated|converged)\s+on\s+"), "after"),
+    Cue("USES", _rx(r"\b(?:been\s+)?living\s+in\s+"), "after", True),
+    Cue("USES", _rx(r"\b(?:run|runs|running|ran)\s+(?:entirely\s+|mostly\s+)?on\s+"), "after"),
+    Cue("USES", _rx(r"\b(?:do|does|did|doing|write|writes|wrote|writing|code|build|keep|keeps|manage|run|track|"
+                    r"draft|design|edit|take|plan|host|deploy)\s+(?:all|most|nearly\s+all|almost\s+all|pretty\s+much\s+all|"
+                    r"much|everything)\s+(?:of\s+)?(?:my\s+|our\s+)?(?:[\w'-]+\s+){0,3}?(?:in|with|on|using)\s+"), "after", True),
+    Cue("USES", _rx(r"\b(?:everything|all\s+(?:of\s+)?my\s+[\w'-]+|my\s+whole\s+[\w'-]+|our\s+whole\s+[\w'-]+)\s+"
+                    r"(?:runs|lives|happens|is\s+done|gets\s+done|is\s+built|goes|is)\s+(?:\w+\s+)?(?:on|in|with|through|"
+                    r"around)\s+"), "after", True),
+    Cue("USES", _rx(r"\b(?:I've|I\s+have|we've|we\s+have)\s+been\s+(?:on|with|using)\s+"), "after", True),
+    Cue("USES", _rx(r"\b(?:reach(?:es|ed|ing)?\s+for|comfortable\s+(?:with|in)|fluent\s+in|at\s+home\s+in|"
+                    r"(?:built|centred|centered|based|organi[sz]ed)\s+around)\s+"), "after", True),
+    Cue("USES", _rx(r"\b(?:basically|practically|pretty\s+much|literally|more\s+or\s+less)\s+live\s+in\s+"), "after", True),
+    Cue("USES", _rx(r"\b(?:can't|cannot|couldn't)\s+(?:do\s+my\s+job|get\s+(?:anything|much)\s+done|work|function|code|"
+                    r"survive|ship\s+anything)\s+without\s+"), "after", True),
+    Cue("USES", _rx(r"\b(?:I'm|I\s+am|I've\s+been)\s+(?:basically\s+|mostly\s+|always\s+)?in\s+(?=\S+(?:\s+\S+)?\s+"
+                    r"(?:all\s+day|every\s+day|most\s+of\s+the\s+day|all\s+the\s+time|day\s+and\s+night))"), "after", True),
+    Cue("USES", _rx(r"\beverything\s+I\s+(?:build|write|make|do|ship|run)\s+(?:is|gets\s+built|is\s+written|runs|lives)\s+"
+                    r"(?:\w+\s+)?(?:in|on|with)\s+"), "after", True),
+    Cue("USES", re.compile(r"\b(?:I'm|I\s+am|I've\s+been|[Ii]'ve\s+always\s+been)\s+(?:a|an)\s+(?:huge\s+|big\s+|total\s+|"
+                           r"longtime\s+|long-time\s+|devoted\s+|loyal\s+|die-hard\s+|heavy\s+|daily\s+)?" + r"(?P<obj>[A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*){0,2})"
+                           r"\\s+(?:person|guy|girl|fan|user|shop|developer|dev|nerd|devotee|convert|loyalist)\\b"), "after"),
+    Cue("USES", re.compile(r"\\b(?:got|have|keep|leave)\\s+" + r"(?P<obj>[A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*){0,2})" + r"\\s+open\\b"), "after"),
+    Cue("USES", _rx(r"\\b(?:open|launch|fire\\s+up|start\\s+up)\\s+(?=\\S+(?:\\s+\\S+)?\\s+(?:first\\s+thing|every\\s+(?:morning|day)|"
+                    r"the\\s+moment))"), "after", True),
+    Cue("USES", _rx(r"\\b(?:now|these\\s+days|nowadays)\\s+(?:it's|it\s+is|I'm\s+on|I\s+am\s+on|I'm\s+using)\s+"), "after", True),
+    Cue("USES", _rx(r"\b(?:work|works|working|worked|code|coding|write|writing|wrote|build|building)\s+"
+                    r"(?:everything|all\s+day|mostly|exclusively|only|daily|full[-\s]time)\s+(?:in|with|on)\s+"), "after"),
+    Cue("USES", _rx(r"\b(?:swear(?:s|ing)?\s+by|stick(?:ing)?\s+with|stay(?:ing|ed)?\s+(?:with|on)|"
+                    r"(?:went|gone|going)\s+all[-\s]in\s+on|all[-\s]in\s+on|hooked\s+on)\s+"), "after", True),
+    Cue("USES", _rx(r"\b" + _MY + r"\s+(?:main|primary|default|usual|favou?rite|preferred|daily|trusty)\s+"
+                    r"(?:tool|editor|ide|language|stack|setup|database|db|framework|platform|app|driver|"
+                    r"weapon)\s+(?:is|has\s+been|these\s+days\s+is|right\s+now\s+is)\s+"), "after"),
+    Cue("USES", _rx(r"\b" + _MY + r"\s+(?:tool|editor|language|weapon|stack|framework)\s+of\s+choice\s+"
+                    r"(?:is|has\s+been)\s+"), "after"),
+    Cue("USES", _rx(r"\b(?:it's|it\s+is|it'll\s+be|everything\s+is)\s+(?:all|only|just|nothing\s+but)\s+"), "after", True),
+    # USES, object in front: "X is open on my screen", "X is what I use", "X never leaves my dock"
+    Cue("USES", _rx(r"\b(?:open|running|up)\s+on\s+" + _MY + r"\s+(?:screen|machine|laptop|desktop|monitor|"
+                    r"computer|phone|dock)"), "front"),
+    Cue("USES", _rx(r"\b(?:what|the\s+(?:tool|thing|one|language|editor|app|stack))\s+(?:that\s+)?(?:I|we)"
+                    r"(?:'ve|\s+have)?\s+(?:\w+\s+)?(?:use|used|using|reach\s+for|rely\s+on|depend\s+on|live\s+in|"
+                    r"work\s+in|write|code\s+in|build\s+with|run|go\s+with|pick)\b"), "front"),
+    Cue("USES", _rx(r"\b(?:all|everything|the\s+only\s+thing)\s+(?:that\s+)?I\s+(?:\w+\s+)?(?:use|need|run|touch)\b"),
+        "front"),
+    Cue("USES", _rx(r"\b(?:is|has\s+been|was|became|become|becomes|remains|stays)\s+(?:\w+\s+)?" + _MY + r"\s+(?:daily\s+driver|"
+                    r"go-to|go\s+to|main\s+tool|bread\s+and\s+butter|workhorse|default|weapon\s+of\s+choice|"
+                    r"tool\s+of\s+choice)"), "front"),
+    Cue("USES", _rx(r"\b(?:part\s+of|in|central\s+to|core\s+to|at\s+the\s+(?:core|heart|centre|center)\s+of|"
+                    r"a\s+fixture\s+in|a\s+staple\s+(?:of|in))\s+" + _MY + r"\s+(?:\w+\s+)?(?:setup|toolbox|"
+                    r"toolkit|stack|workflow|toolchain)s?\b"), "front"),
+    Cue("USES", _rx(r"\b(?:never|rarely|hardly\s+ever)\s+(?:leaves|closes|gets\s+closed\s+on)\s+" + _MY +
+                    r"\s+(?:\w+\s+)?(?:dock|taskbar|screen|laptop|machine|toolbar|desktop|computer)"), "front"),
+    Cue("USES", _rx(r"\b(?:I|we)\s+(?:can't|cannot|couldn't)\s+(?:work|function|code)\s+without\b"), "front"),
+    Cue("USES", _rx(r"\b(?:does|handles|powers|runs)\s+(?:everything|all\s+of\s+my|most\s+of\s+my|the\s+job|"
+                    r"it\s+all)\b"), "front"),
+    Cue("USES", _rx(r"\bmy\s+(?:\w+\s+)?(?:of\s+choice|for\s+everything)\b"), "front"),
+    Cue("USES", _rx(r"\b(?:installed|set\s+up|open)\s+on\s+(?:every|each|all\s+of\s+my)\s+(?:machine|laptop|"
+                    r"computer|device)s?"), "front"),
+    # WORKS_ON, object after
+    Cue("WORKS_ON", _rx(r"\b(?:I|we)\s+(?:\w+\s+)?(?:own|owned|co-own)\s+"), "after"),
+    Cue("WORKS_ON", _rx(r"\b(?:assigned|moved|put|staffed|seconded|transferred|drafted)\s+(?:on)?to\s+"), "after"),
+    Cue("WORKS_ON", _rx(r"\b(?:assigned|put|staffed|drafted)\s+on\s+"), "after"),
+    Cue("WORKS_ON", _rx(r"\b(?:responsible|accountable)\s+for\s+|\bin\s+charge\s+of\s+|\bthe\s+(?:owner|lead|"
+                        r"maintainer|tech\s+lead)\s+(?:of|on|for)\s+"), "after"),
+    Cue("WORKS_ON", _rx(r"\b(?:lead|leads|leading|led|run|runs|running|maintain(?:s|ed|ing)?|look\s+after|"
+                        r"looking\s+after|babysit(?:ting)?)\s+"), "after"),
+    Cue("WORKS_ON", _rx(r"\b(?:ship(?:s|ped|ping)?|push(?:es|ed|ing)?|writ(?:e|es|ing)|wrote|fix(?:es|ed|ing)?|"
+                        r"build(?:s|ing)?|built|add(?:s|ed|ing)?)\s+(?:\w+\s+)?(?:features|code|changes|fixes|"
+                        r"updates|releases|patches|pull\s+requests|prs|tickets)\s+(?:for|to|on|in|into)\s+"), "after"),
+    Cue("WORKS_ON", _rx(r"\b(?:contribut(?:e|es|ed|ing)|committing)\s+to\s+"), "after"),
+    Cue("WORKS_ON", _rx(r"\b(?:hack(?:s|ed|ing)?|tinker(?:s|ed|ing)?|grind(?:ing)?(?:\s+away)?|plugging\s+away)\s+on\s+|"
+                        r"\btasked\s+with\s+|\bhead(?:s|ed|ing)?\s+up\s+|\bhelp(?:s|ed|ing)?\s+(?:to\s+)?(?:build|ship|"
+                        r"develop|maintain|run)\s+|\b(?:part\s+of|on)\s+the\s+team\s+(?:behind|for|building|that\s+"
+                        r"builds|on)\s+"), "after"),
+    Cue("WORKS_ON", _rx(r"\b(?:I'm|I\s+am|I've\s+been|we're|we\s+are)\s+(?:still\s+|now\s+|mostly\s+|back\s+)?on\s+"),
+        "after"),
+    Cue("WORKS_ON", _rx(r"\b(?:spend|spends|spent|spending|sink|sinking|put|putting|pour|pouring|devote|"
+                        r"devoting)\s+" + _SOME + r"(?:time|days|hours|weeks|energy|effort|mornings|evenings|"
+                        r"afternoons)\s+(?:\w+\s+)?(?:on|in|into|with)\s+"), "after"),
+    Cue("WORKS_ON", _rx(r"\b" + _MY + r"\s+(?:days|weeks|time|work|job|focus|mornings|afternoons|evenings|"
+                        r"workdays|life|calendar)\s+(?:is|are|has\s+been|have\s+been|revolves?|revolve)\s+"
+                        r"(?:\w+\s+)?(?:all\s+)?(?:about|around|on|spent\s+on|taken\s+up\s+by|consumed\s+by|"
+                        r"filled\s+with|dedicated\s+to|devoted\s+to|centred\s+on|centered\s+on)\s+"), "after"),
+    Cue("WORKS_ON", _rx(r"\b(?:busy|occupied|swamped|buried)\s+with\s+"), "after"),
+    Cue("WORKS_ON", _rx(r"\b(?:person|guy|one|engineer|dev|developer|brains|name)\s+behind\s+|\bdeep\s+(?:in|into)\s+|"
+                        r"\b(?:coding|hacking|grinding|chipping)\s+(?:away\s+)?(?:on|at)\s+|"
+                        r"\bmy\s+(?:current\s+|main\s+|day\s+|big\s+)?(?:gig|project|assignment|role|mission|priority)\s+"
+                        r"(?:is|has\s+been|these\s+days\s+is)\s+"), "after"),
+    Cue("WORKS_ON", _rx(r"\b(?:most|much|all|half|the\s+bulk|a\s+lot|the\s+majority)\s+of\s+" + _MY + r"\s+(?:time|"
+                        r"week|weeks|day|days|energy|attention|hours|effort|work)\s+(?:\w+\s+)?(?:goes|go|went|is\s+"
+                        r"going|gets\s+poured|is\s+poured|is\s+spent|gets\s+spent)\s+(?:to|into|on)\s+"), "after"),
+    # WORKS_ON, object in front: "X is my baby", "X takes up most of my week", "X is what I work on"
+    Cue("WORKS_ON", _rx(r"\b(?:is|has\s+been)\s+(?:basically\s+|pretty\s+much\s+)?" + _MY + r"\s+(?:baby|"
+                        r"main\s+project|project|responsibility|main\s+focus|focus|day\s+job|thing|"
+                        r"whole\s+job|world)\b"), "front"),
+    Cue("WORKS_ON", _rx(r"\b(?:where|what)\s+I\s+(?:\w+\s+)?(?:spend|put|pour)\s+(?:most\s+of\s+)?my\s+(?:days|time|"
+                        r"weeks|hours|energy)\b"), "front"),
+    Cue("WORKS_ON", _rx(r"\b(?:takes|took|taking|eats|ate|eating|consumes|consuming|fills|occupies|swallows)\s+"
+                        r"(?:up\s+)?(?:most|all|"
+                        r"much|a\s+lot|the\s+bulk|half)\s+of\s+" + _MY), "front"),
+    Cue("WORKS_ON", _rx(r"\b(?:what|the\s+(?:project|thing|one))\s+(?:that\s+)?(?:I|we)(?:'ve|\s+have|'m|\s+am)?"
+                        r"\s+(?:been\s+)?(?:work(?:ing)?\s+on|own|maintain|lead|run|build(?:ing)?|spend)\b"), "front"),
+    Cue("WORKS_ON", _rx(r"\b(?:keeps|kept|keeping)\s+me\s+busy\b|\bis\s+on\s+my\s+plate\b|\bpays\s+(?:the|my)\s+bills\b"),
+        "front"),
+    # STRUGGLES_WITH, object after
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:trouble|problems?|issues?|difficult(?:y|ies)|pain|headaches?|grief|"
+                              r"a\s+hard\s+time|a\s+rough\s+time|a\s+bad\s+time)\s+(?:with|around|getting|"
+                              r"understanding|debugging|figuring\s+out)\s+"), "after"),
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:tangled|tied|bogged|hung|caught|mixed|twisted)\s+(?:up\s+)?(?:down\s+)?"
+                              r"(?:in|with|on|by)\s+"), "after"),
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:fight(?:s|ing)?|fought|wrestl(?:e|es|ed|ing)|battl(?:e|es|ed|ing)|"
+                              r"grappl(?:e|es|ed|ing)|struggl(?:e|es|ed|ing)|strain(?:ing)?)\s+(?:with|against)\s+"),
+        "after"),
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:confused|baffled|stumped|frustrated|annoyed|tripped\s+up|"
+                              r"defeated|beaten|puzzled)\s+(?:by|about|with|in|on)\s+"), "after"),
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:can't|cannot|couldn't|can\s+never|never\s+manage\s+to|still\s+can't)\s+"
+                              r"(?:seem\s+to\s+)?(?:get\s+my\s+head\s+around|wrap\s+my\s+head\s+around|crack|"
+                              r"figure\s+out|get\s+the\s+hang\s+of|make\s+sense\s+of|understand|debug|tame|solve|"
+                              r"get\s+right|nail)\s+"), "after"),
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:hate|hates|hating|dread|dreads|dreading)\s+(?:dealing\s+with|working\s+"
+                              r"with|debugging|touching|fixing)\s+"), "after"),
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:waste|wastes|wasting|wasted|lose|loses|losing|lost|burn|burns|burning|"
+                              r"burned|burnt|sink|sank|sinking|sunk)\s+" + _SOME + r"(?:time|hours|days|"
+                              r"afternoons?|mornings?|evenings?|weeks?|nights?|sleep|sanity)\s+(?:\w+\s+)?"
+                              r"(?:on|to|in|with|over|fighting|debugging|chasing)\s+"), "after"),
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:stuck|blocked|stalled)\s+(?:on|by|with)\s+"), "after"),
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:keep|kept|always)\s+(?:messing|screwing|botching|mixing)\s+up\s+|\b(?:dread|dreading|"
+                              r"dreads)\s+"), "after"),
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:terrible|bad|awful|hopeless|useless|rubbish|weak|clumsy)\s+(?:at|with)\s+|"
+                              r"\bsuck\s+at\s+|\b(?:fed\s+up|sick|tired)\s+(?:with|of)\s+|"
+                              r"\bnever\s+(?:get|got|seem\s+to\s+get)\s+(?=\S+(?:\s+\S+){0,4}\s+right\b)"), "after"),
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:bane|nemesis|weak\s+spot|weak\s+point|achilles\s+heel|kryptonite)\s+"
+                              r"(?:of\s+my\s+\w+\s+)?(?:is|has\s+been|are)\s+"), "after"),
+    # STRUGGLES_WITH, object in front
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:is|are|was|were|has\s+been|have\s+been|remains|keeps\s+being)\s+"
+                              r"(?:\w+\s+){0,3}?(?:struggle|pain|nightmare|headache|mess|slog|chore|mystery|bane|"
+                              r"pain\s+point|time\s+sink|sore\s+spot|weak\s+spot|nemesis|kryptonite|"
+                              r"hell|torture|minefield|uphill\s+battle|black\s+box|battle|fight|grind|weak\s+point|"
+                              r"struggle\s+for\s+me|sore\s+point)\b"), "front"),
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:gives?|gave|giving|causes?|caused|causing)\s+" + _ME + r"\s+" + _SOME +
+                              r"(?:trouble|grief|headaches?|problems?|pain|nightmares|a\s+hard\s+time|"
+                              r"fits|hell|issues)"), "front"),
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:beats?|beating|beaten|kills?|killing|confuses|confusing|confused|"
+                              r"baffles|baffling|frustrates|frustrating|annoys|bites|biting|bit|trips|tripping|"
+                              r"tripped|drives|driving|haunts|haunting|defeats|defeating|eludes|escapes|"
+                              r"stumps|wrecks|wrecking|breaks|breaking|puzzles|overwhelms|scares|loses|"
+                              r"losing|exhausts|slows|slowing)\s+" + _ME + r"\b"), "front"),
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:is|are|feels?|seems?)\s+(?:\w+\s+)?(?:hard|difficult|tricky|tough|"
+                              r"painful|confusing|frustrating|impossible|brutal|exhausting|maddening|"
+                              r"over\s+my\s+head|beyond\s+me)\s+(?:for\s+me|to\s+me|to\s+get\s+right|"
+                              r"to\s+debug|to\s+understand)?"), "front"),
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:has|had|have|keeps|leaves|left)\s+(?:me|us)\s+(?:\w+\s+)?(?:stumped|beat|beaten|"
+                              r"confused|baffled|stuck|puzzled|pulling\s+my\s+hair|tearing\s+my\s+hair|frustrated|"
+                              r"stressed|up\s+at\s+night|scratching\s+my\s+head)"), "front"),
+    Cue("STRUGGLES_WITH", _rx(r"\btakes\s+me\s+(?:forever|ages|hours|days)|\bsource\s+of\s+(?:\w+\s+)?(?:pain|frustration|"
+                              r"bugs|stress|grief|headaches|misery)|\b(?:the\s+)?(?:worst|hardest|most\s+painful|trickiest|"
+                              r"scariest)\s+(?:part|bit|thing)\s+(?:of|about)\s+my\b"), "front"),
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:makes|made|making)\s+(?:me|us)\s+(?:want\s+to\s+(?:scream|quit|cry)|crazy|nuts|"
+                              r"mad|miserable|cry|despair)|\b(?:keeps|kept)\s+(?:breaking|failing|crashing|blowing\s+up)"),
+        "front"),
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:where|what)\s+I\s+(?:\w+\s+)?(?:waste|lose|struggle|get\s+stuck|sink|"
+                              r"burn|fail|trip\s+up|mess\s+up|get\s+lost)\b"), "front"),
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:something|a\s+thing|the\s+thing|one\s+thing|what)\s+(?:that\s+)?I\s+"
+                              r"(?:\w+\s+)?(?:struggle|fight|wrestle|battle|can't\s+get|never\s+get|hate)\b"), "front"),
+    # EXPRESSED_INTEREST, object after
+    Cue("EXPRESSED_INTEREST", _rx(r"\b(?:want|wants|wanted|wanna|dying|itching|keen|eager|love|like|hope|"
+                                  r"hoping|plan|planning|mean|meaning|excited|aching|determined|going)\s+to\s+"
+                                  r"(?:\w+\s+)?(?:learn|study|explore|understand|master|try|dig\s+into|get\s+into|"
+                                  r"read\s+up\s+on|know|find\s+out|look\s+into|pick\s+up|get\s+good\s+at|"
+                                  r"get\s+better\s+at|experiment\s+with|play\s+with|tinker\s+with)\s+"
+                                  r"(?:more\s+|a\s+lot\s+|a\s+bit\s+|everything\s+|all\s+)?(?:about\s+)?"), "after"),
+    Cue("EXPRESSED_INTEREST", _rx(r"\b(?:spend|spent|spending)\s+(?:my\s+|most\s+)?(?:weekends|evenings|free\s+time|"
+                                  r"spare\s+time|nights|lunch\s+breaks)\s+(?:on|with|doing|learning|reading\s+about|"
+                                  r"playing\s+with|studying)\s+"), "after"),
+    Cue("EXPRESSED_INTEREST", _rx(r"\b(?:interest|interested|curious|curiosity|passion|passionate|fascination|"
+                                  r"fascinated|obsession|obsessed|keen|hooked|intrigued|"
+                                  r"soft\s+spot)\s+(?:in|about|by|with|on|for)\s+|\bdrawn\s+to\s+"), "after"),
+    Cue("EXPRESSED_INTEREST", _rx(r"\b(?:really|totally|very|super|so|getting|got|been|deeply|seriously|"
+                                  r"heavily|big\s+time)\s+into\s+(?!(?:a|an|trouble|the\s+car|the\s+habit)\b)"), "after"),
+    Cue("EXPRESSED_INTEREST", _rx(r"\b(?:learning|studying|exploring|reading\s+(?:up\s+)?(?:on|about)|"
+                                  r"researching|digging\s+into|diving\s+into|dabbling\s+in|teaching\s+myself|"
+                                  r"looking\s+into|geeking\s+out\s+(?:on|about|over)|diving\s+(?:deep\s+)?into)\s+"
+                                  r"(?:more\s+)?(?:about\s+)?"), "after"),
+    Cue("EXPRESSED_INTEREST", _rx(r"\b(?:taking|doing|started|signed\s+up\s+for|enrolled\s+in)\s+(?:a|an|some|"
+                                  r"my\s+first|another)\s+(?:\w+\s+)?(?:course|class|classes|workshop|lessons|"
+                                  r"tutorial|bootcamp)s?\s+(?:on|in|about)\s+"), "after"),
+    # EXPRESSED_INTEREST, object in front
+    Cue("EXPRESSED_INTEREST", _rx(r"\b(?:fascinates|interests|intrigues|excites|attracts|captivates|"
+                                  r"draws|fascinated|intrigued|excited|grabs|appeals\s+to|calls\s+to)\s+" + _ME + r"\b"),
+        "front"),
+    Cue("EXPRESSED_INTEREST", _rx(r"\b(?:something|a\s+thing|a\s+topic|a\s+subject|an\s+area|a\s+field|"
+                                  r"what|one\s+thing)\s+(?:that\s+)?(?:I|I've|I'd|I'm)\s+(?:\w+\s+){0,3}?"
+                                  r"(?:like|love|want|wanted|meant|meaning|hoping|hope|curious|keen|dying|"
+                                  r"itching|plan|planning)\s+(?:to\s+)?(?:\w+\s+)?(?:explore|learn|study|"
+                                  r"understand|dig|try|know|look|read|get|pick|master|dive)"), "front"),
+    Cue("EXPRESSED_INTEREST", _rx(r"\b(?:has|have|had)\s+me\s+hooked|\b(?:is|are)\s+(?:\w+\s+)?(?:goal|dream|ambition|"
+                                  r"wish|plan)\s+(?:of\s+mine|for\s+(?:this|next)\s+year)"), "front"),
+    Cue("EXPRESSED_INTEREST", _rx(r"\b(?:sounds|seems|looks)\s+(?:\w+\s+)?(?:fun|interesting|exciting|fascinating|"
+                                  r"cool|amazing)\s+to\s+(?:learn|explore|study|dig\s+into|try)|\b(?:is|are)\s+"
+                                  r"(?:\w+\s+){0,2}?rabbit\s+hole"), "front"),
+    Cue("EXPRESSED_INTEREST", _rx(r"\b(?:on|tops|top\s+of|at\s+the\s+top\s+of|high\s+on)\s+my\s+(?:\w+\s+)?"
+                                  r"(?:list|radar|bucket\s+list|wishlist|wish\s+list|to-learn|to-do)"), "front"),
+    Cue("EXPRESSED_INTEREST", _rx(r"\b(?:is|are|has|have|was|became|becomes)\s+(?:\w+\s+)?my\s+(?:new\s+|latest\s+)?(?:obsession|"
+                                  r"rabbit\s+hole|hobby|passion|fascination|side\s+quest|thing\s+lately)"), "front"),
+    Cue("EXPRESSED_INTEREST", _rx(r"\bI\s+(?:\w+\s+)?(?:find|found)\s+(?:it\s+)?(?:really\s+|so\s+|super\s+)?"
+                                  r"(?:fascinating|intriguing|interesting|exciting)\b"), "front"),
+)
+
+# Words that may stand between a copula and a trait: articles, degree and frequency adverbs, hedges. Not
+# verbs ("I'm using it to stay organized") and not comparatives ("I promised to be more careful": a state).
+TRAIT_FILLERS = frozenset("""a an the very quite really pretty fairly extremely super naturally generally usually
+    always rather somewhat bit of kind sort such so too total complete born real little by nature just probably
+    definitely honestly genuinely incredibly terribly hopelessly chronically notoriously typically also still
+    type bit huge massive absolute hardcore serious""".split())
+# A trait the speaker ascribes to themselves, with up to three words between the copula and the trait
+# ("I tend to be a perfectionist", "I guess I'm kind of a night owl by nature").
+TRAIT_FRAME = _rx(
+    r"(?:\bam|'m|\bbe|\bbeen|\bbecome|\bbecame|\bturned\s+into|\bgrown\s+into|\bdescribe\s+myself\s+as|"
+    r"\bsee\s+myself\s+as|\bknown\s+as|\bknown\s+for\s+being|\bcall\s+me|\bcalls\s+me|\bcalled\s+me|"
+    r"\b(?:have|has|got|'ve\s+got)(?=\s+(?:a|an)\s+(?:\w+\s+)?[\w-]+\s+(?:streak|side|personality|nature|"
+    r"tendency|mindset)))\s+(?:(?:" + "|".join(sorted(TRAIT_FILLERS)) + r")\s+){0,4}(?P<trait>"
+    + "|".join(re.escape(t) for t in sorted(TRAITS, key=len, reverse=True)) + r")\b(?!\s+(?:about|to|how|whether|if|"
+    r"why|what|people|person|friend|colleague|partner|customers?|clients?)\b)"
+)
+
+# Leaving a value and replacing one: parts of a change.
+LEAVE = _rx(
+    r"\b(?:gave\s+up\s+(?:on\s+)?|giving\s+up\s+(?:on\s+)?|(?:I'm|I\s+am|we're|I'm\s+so|I'm\s+totally)\s+"
+    r"(?:done|finished|through)\s+with\s+|quit\s+|stopped\s+using\s+|ditched\s+|dropped\s+|abandoned\s+|"
+    r"got\s+rid\s+of\s+|retired\s+|moved\s+(?:on\s+|away\s+)?(?:from|off)\s+|switched\s+(?:away\s+)?(?:from|off)\s+|"
+    r"ditching\s+|dropping\s+|quitting\s+|leaving\s+|moving\s+(?:away\s+)?(?:from|off)\s+|got\s+off\s+|"
+    r"migrated\s+(?:away\s+)?(?:off|from)\s+|no\s+longer\s+use\s+|phased\s+out\s+|walked\s+away\s+from\s+|"
+    r"broke\s+up\s+with\s+|turned\s+my\s+back\s+on\s+|said\s+goodbye\s+to\s+|uninstalled\s+|"
+    r"(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+|(?:haven't|have\s+not|never)\s+(?:touched|opened|used)\s+"
+    r"(?=\S+(?:\s+\S+)?\s+since)|used\s+to\s+(?:use|be\s+on|work\s+in|live\s+in|love|swear\s+by)\s+)"
+)
+LEFT_FRONT = _rx(r"\b(?:is|are)\s+(?:now\s+)?(?:history|dead\s+to\s+me|gone|behind\s+me|a\s+thing\s+of\s+the\s+past|"
+                 r"out|retired|over)\b")
+REPLACED_BY_FRONT = _rx(
+    r"\b(?:replaced|has\s+replaced|took\s+over\s+from|takes\s+over\s+from|superseded|supplanted|"
+    r"won\s+out\s+over|beat\s+out|displaced|killed\s+off|pushed\s+out)\s+"
+)
+
+CLAUSE_BREAK = re.compile(r"[;:]|\s-\s|,\s*(?=(?:I|I'm|I've|I'd|we|we're|it's|it|but|so|and\s+I|me|which|though|"
+                          r"although|because|while|now|these\s+days|from\s+here)\b)", re.IGNORECASE)
+# Words before a clause's subject that are not part of it ("Honestly", "These days", "As you may have noticed").
+LEADING_DISCOURSE = _rx(
+    r"^(?:(?:honestly|frankly|lately|recently|basically|actually|really|so|well|yeah|yes|yep|ok|okay|anyway|"
+    r"also|and|but|plus|now|still|right\s+now|these\s+days|this\s+week|this\s+month|this\s+year|at\s+the\s+"
+    r"moment|to\s+be\s+(?:fair|honest)|tbh|oh|man|ugh|sadly|funnily\s+enough|i\s+guess|i\s+think|i\s+mean|"
+    r"of\s+course|admittedly|truthfully|seriously|somehow|currently|nowadays|again|then)\b[,\s]*)+"
+)
+HYPOTHETICAL = _rx(r"^\s*(?:if|unless|whether|when\s+you|should|would|could|do\s+you|did\s+you|have\s+you|"
+                   r"are\s+you|can\s+you|will\s+you|what\s+if|in\s+case|once)\b")
+# Where a fronted noun phrase ends: the clause's first verb or auxiliary.
+FRONT_VERBS = frozenset(
+    """is are was were be been has have had keeps keep kept gives gave give fascinates interests intrigues
+    excites beats beating beat replaced replaces belongs drives makes made takes took eats causes confuses
+    trips bites haunts remains stays never always really still just sits lives runs does did seems feels
+    sounds looks became becomes kills killing baffles frustrates annoys eludes escapes stumps wrecks breaks
+    defeats puzzles overwhelms scares handles powers grabs appeals captivates attracts draws fills occupies
+    consumes swallows won took superseded supplanted displaced pushed""".split()
+)
+GENERIC_OBJECTS = frozenset(
+    """thing things stuff time times lot lots day days week weeks it that this everything something anything
+    nothing work life way ways one ones bit kind sort part job people everyone someone anyone bunch while
+    moment idea fun more much ton tons loads heaps options opportunities ideas possibilities goals dreams plans
+    future project projects places response pic picture photo photos feeling feelings stories""".split()
+)
+SUBJECT_NOUNS = RELATION_NOUNS | frozenset("people guy guys girl girls man woman kids everyone someone team".split())
+PRONOUN_OBJECTS = frozenset({"it", "that", "this", "them", "those"})
+VERB_OBJECT_STARTS = frozenset("a an the that this it them my our their his her your some more people others".split())
+TOPIC_GERUNDS = frozenset("""learning studying mastering understanding exploring dealing debugging fixing getting
+    with into about configuring tuning""".split())
+TRAIT_HERE = _rx(r"^(?:(?:a|an|total|proud|certified|confirmed|lifelong|resident)\s+){0,2}(?P<trait>"
+                 + "|".join(re.escape(t) for t in sorted(TRAITS, key=len, reverse=True)) + r")\s+(?:here\b|is\s+my\s+"
+                 r"middle\s+name)")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One relation read in one clause: the object node, its tokens (empty: via a pronoun), the note."""
+
+    relation: str
+    obj: Node
+    tokens: tuple[int, ...]
+    confidence: float
+    note: str = ""
+
+
+def clause_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the clauses of one sentence."""
+    spans, start = [], 0
+    for match in CLAUSE_BREAK.finditer(text):
+        if match.start() > start:
+            spans.append((start, match.start()))
+        start = match.end() if text[match.start()] in ";:-" else match.start() + 1
+    if start < len(text):
+        spans.append((start, len(text)))
+    return [(a, b) for a, b in spans if text[a:b].strip()]
+
+
+def _is_tool(s: SummarySentence, item: list[Token]) -> bool:
+    if any(t.start in s.gaz for t in item):
+        return True
+    if len(item) == 1 and item[0].text[:1].isupper() and item[0].lower in GAZETTEER:
+        return True  # "Go is what I write everything in": an ambiguous term, capitalised, in a use frame
+    return len(item) <= 3 and all((s.is_name_word(t) or bool(IDENTIFIER.match(t.text))) and
+                                  t.lower not in RELATION_NOUNS for t in item)
+
+
+def _is_project(s: SummarySentence, item: list[Token]) -> bool:
+    if any(t.start in s.gaz for t in item):
+        return False  # "working on Kubernetes" is use of a tool
+    return (len(item) > 1 and item[-1].lower in PROJECT_WORDS) or all(s.is_name_word(t) for t in item)
+
+
+NOT_IN_TOPICS = frozenset("""is are was were be been being has have had do does did that which who whom whose
+    where when there here""".split())
+
+
+def _is_topic(item: list[Token]) -> bool:
+    words = [t.lower for t in item]
+    return (0 < len(words) <= MAX_TOPIC_WORDS and not set(words) & NOT_IN_TOPICS and not set(words) & (FIRST_PERSON_TOKENS | OTHER_PARTY_TOKENS |
+            SUBJECT_NOUNS) and not all(w in STOPWORDS or w in GENERIC_OBJECTS for w in words)
+            and words[-1] not in GENERIC_OBJECTS and words[-1] not in STOPWORDS)
+
+
+def _is_known_tool(s: SummarySentence, item: list[Token]) -> bool:
+    return any(t.start in s.gaz for t in item) or (len(item) == 1 and (
+        item[0].lower in GAZETTEER and item[0].text[:1].isupper() or bool(IDENTIFIER.match(item[0].text))))
+
+
+def _object_fits(s: SummarySentence, relation: str, item: list[Token], strict: bool = False) -> bool:
+    if relation == "USES":
+        return _is_known_tool(s, item) if strict else _is_tool(s, item)
+    if relation == "WORKS_ON":
+        return _is_project(s, item)
+    return _is_topic(item)
+
+
+class ClauseFrames:
+    """Reads one sentence's clauses against `CUES`; `antecedent` is what "it" refers to in this turn."""
+
+    def __init__(self, s: SummarySentence, antecedent: Node | None) -> None:
+        self.s = s
+        self.antecedent = antecedent
+
+    # -- the parts of a clause -------------------------------------------------------------------
+
+    def _clause_tokens(self, start: int, end: int) -> list[Token]:
+        return [t for t in self.s.toks if start <= t.start and t.end <= end]
+
+    def _body_start(self, start: int, end: int) -> int:
+        """Where the clause proper starts, after discourse words ("Honestly", "These days")."""
+        text = self.s.text[start:end]
+        lead = len(text) - len(text.lstrip())
+        match = LEADING_DISCOURSE.match(text[lead:])
+        return start + lead + (match.end() if match else 0)
+
+    def _front(self, start: int, end: int, verb_at: int | None = None) -> list[Token] | None:
+        """The clause's fronted noun phrase: its words before its first verb (or before `verb_at`, where a
+        cue starts); None when it opens with a person, a pronoun other than "it", or runs past
+        MAX_FRONT_WORDS words."""
+        toks = self._clause_tokens(self._body_start(start, end), end)
+        phrase: list[Token] = []
+        for tok in toks:
+            if tok.lower in FRONT_VERBS or tok.lower.endswith("n't") or (verb_at is not None and tok.start >= verb_at):
+                break
+            phrase.append(tok)
+            if len(phrase) > MAX_FRONT_WORDS:
+                return None
+        else:
+            return None
+        while phrase and phrase[0].lower in ("the", "a", "an", "this", "that", "these", "those"):
+            phrase = phrase[1:]
+        if not phrase:
+            return None
+        if len(phrase) == 1 and phrase[0].lower in PRONOUN_OBJECTS:
+            return phrase
+        words = {t.lower for t in phrase}
+        if words & (FIRST_PERSON_TOKENS | OTHER_PARTY_TOKENS | SUBJECT_NOUNS | NOT_IN_TOPICS):
+            return None
+        return phrase
+
+    def _speaker_before(self, offset: int) -> tuple[bool, int]:
+        """(the clause at `offset` is the speaker's, where its subject ends)."""
+        subject, third, subject_end = self.s.subject_before(offset)
+        if subject is USER or (subject is not None and subject.id == USER.id and not third):
+            return True, subject_end
+        if subject is None and not any(c.start < offset for c in self.s.candidates):
+            return True, 0
+        return False, subject_end  # "Kafka uses ZooKeeper", "my colleague Priya swears by Vue": not the speaker
+
+    def _negated(self, start: int, end: int) -> bool:
+        return any(t.lower in NEGATORS or t.lower.endswith("n't") for t in self.s.toks
+                   if start <= t.start < end and t.lower not in ("can't", "cannot", "couldn't", "without"))
+
+    def _after_item(self, offset: int, end: int, relation: str) -> list[list[Token]]:
+        """The object phrase(s) after a cue: every item of a list for tools, the first for the others; none
+        when it is someone else's ("try your recipe")."""
+        if re.match(r"\s*(?:your|his|her|their|its)\b", self.s.text[offset:end], re.IGNORECASE):
+            return []
+        items = [it for it in self.s.object_items(offset, split_items=True) if it and it[-1].end <= end]
+        if relation in ("USES", "WORKS_ON"):
+            return items
+        return [self.s.topic_tail(it, end) for it in items[:1] if not self._cut_verb_phrase(it)]
+
+    def _cut_verb_phrase(self, item: list[Token]) -> bool:
+        """"creating a safe place", "sharing that with others": a lone gerund whose own object was cut off is
+        an activity half read, not a topic."""
+        if len(item) != 1 or not item[0].lower.endswith("ing"):
+            return False
+        i = self.s.toks.index(item[0]) + 1
+        return i < len(self.s.toks) and self.s.toks[i].lower in VERB_OBJECT_STARTS
+
+    # -- readings --------------------------------------------------------------------------------
+
+    def _pronoun(self, relation: str, note: str = "") -> Reading | None:
+        if self.antecedent is None or (relation == "WORKS_ON" and self.antecedent.label != "Projects"):
+            return None
+        return Reading(relation, self.antecedent, (), FRAME_CONFIDENCE - PRONOUN_PENALTY, note)
+
+    def _node(self, item: list[Token], relation: str) -> Node:
+        if relation == "USES" and len(item) == 1 and item[0].lower in GAZETTEER:
+            name = GAZETTEER[item[0].lower]
+            return Node(snake_id(name), "Tools", name)
+        node = self.s.object_node(item, relation)
+        if relation == "USES" and node.label != "Tools":
+            node = Node(node.id, "Tools", node.name)
+        return node
+
+    def readings(self) -> list[Reading]:
+        s = self.s
+        out: list[Reading] = []
+        left: list[Reading] = []
+        for start, end in clause_spans(s.text):
+            body = self._body_start(start, end)
+            if HYPOTHETICAL.match(s.text[body:end]):
+                continue
+            front = self._front(start, end)
+            front_end = front[-1].end if front else body
+            here: list[Reading] = []
+            for cue in CUES:
+                for match in cue.regex.finditer(s.text, body, end):
+                    if cue.position == "after":
+                        here += self._after_reading(cue, match, end, body)
+                        continue
+                    phrase = self._front(start, end, match.start())
+                    if phrase is not None:
+                        reading = self._front_reading(cue, phrase, phrase[-1].end, match)
+                        if reading is not None:
+                            here.append(reading)
+            here += self._traits(body, end)
+            here += self._replaced(front, front_end, body, end)
+            left += self._left(body, end) + self._left_front(front, front_end, end)
+            out += here
+        return self._changes(out, left)
+
+    def _after_reading(self, cue: Cue, match: re.Match[str], end: int, body: int) -> list[Reading]:
+        s = self.s
+        mine, subject_end = self._speaker_before(match.start())
+        if not mine or s.negated(subject_end, match.start()):
+            return []
+        if cue.relation != "STRUGGLES_WITH" and self._negated(match.start(), match.end()):
+            return []  # "I no longer rely on"; a struggle's cue may be negative in form ("never get X right")
+        if subject_end == 0 and not re.search(r"\b(?:my|our|I|we)\b", match.group(0), re.IGNORECASE) and any(
+                t.lower not in STOPWORDS for t in s.toks if body <= t.start < match.start()):
+            return []  # nobody named, but words before the cue ("lots of people rely on"): not the speaker
+        if subject_end == 0 and not s.first_person and cue.relation in ("STRUGGLES_WITH", "EXPRESSED_INTEREST") and \
+                re.match(r"[A-Za-z]+ing\b", match.group(0)):
+            return []  # "Studying opening moves is a great way to improve": a general remark, nobody's interest
+        before = s.text[subject_end:match.start()]
+        if re.search(r"\bused\s+to\b", before, re.IGNORECASE) and not re.search(
+                r"\b(?:but|now|these\s+days|anymore|nowadays)\b", before, re.IGNORECASE):
+            return []  # "I used to use X": the past, read by the change rules
+        rest = s.text[match.end():end].strip().lower()
+        if rest.split(None, 1)[:1] and rest.split(None, 1)[0].strip(".,!?") in PRONOUN_OBJECTS:
+            reading = self._pronoun(cue.relation)
+            return [reading] if reading is not None else []
+        if "obj" in match.re.groupindex:
+            item = [t for t in s.toks if match.start("obj") <= t.start and t.end <= match.end("obj")]
+            if item and _object_fits(s, cue.relation, item, cue.strict):
+                return [Reading(cue.relation, self._node(item, cue.relation), tuple(t.start for t in item),
+                                FRAME_CONFIDENCE)]
+            return []
+        out = []
+        for item in self._after_item(match.end(), end, cue.relation):
+            if _object_fits(s, cue.relation, item, cue.strict):
+                out.append(Reading(cue.relation, self._node(item, cue.relation), tuple(t.start for t in item),
+                                   FRAME_CONFIDENCE))
+        return out
+
+    def _front_reading(self, cue: Cue, front: list[Token], front_end: int,
+                       match: re.Match[str]) -> Reading | None:
+        s = self.s
+        between = s.text[front_end:match.end()]
+        if self._negated(front_end, match.start()) or re.search(r"\b(?:you|he|she|they|my\s+(?:"
+                                                                + "|".join(RELATION_NOUNS) + r"))\b",
+                                                                between, re.IGNORECASE):
+            return None
+        if len(front) == 1 and front[0].lower in PRONOUN_OBJECTS:
+            return self._pronoun(cue.relation)
+        if cue.relation in ("STRUGGLES_WITH", "EXPRESSED_INTEREST"):
+            while len(front) > 1 and front[0].lower in TOPIC_GERUNDS:
+                front = front[1:]  # "Learning category theory is a goal of mine": the topic, not the learning
+        if not _object_fits(s, cue.relation, front):
+            return None
+        return Reading(cue.relation, self._node(front, cue.relation), tuple(t.start for t in front), FRAME_CONFIDENCE)
+
+    def _traits(self, body: int, end: int) -> list[Reading]:
+        out = []
+        here = TRAIT_HERE.match(self.s.text, body, end)
+        if here is not None:  # "Night owl here": the speaker introduces themselves by the trait
+            trait = here.group("trait").lower()
+            out.append(Reading("EXHIBITS", Node(snake_id(trait), "Concepts", trait),
+                               self._starts(here.start("trait"), here.end("trait")), FRAME_CONFIDENCE))
+        for match in TRAIT_FRAME.finditer(self.s.text, body, end):
+            mine, subject_end = self._speaker_before(match.start())
+            subject, _, _ = self.s.subject_before(match.start())
+            if subject is not USER or not mine or self.s.negated(subject_end, match.start("trait")):
+                continue
+            trait = match.group("trait").lower()
+            out.append(Reading("EXHIBITS", Node(snake_id(trait), "Concepts", trait),
+                               self._starts(match.start("trait"), match.end("trait")), FRAME_CONFIDENCE))
+        return out
+
+    def _starts(self, start: int, end: int) -> tuple[int, ...]:
+        return tuple(t.start for t in self.s.toks if start <= t.start < end)
+
+    def _tool_after(self, offset: int, end: int) -> list[Token] | None:
+        items = [it for it in self.s.object_items(offset, split_items=True) if it and it[-1].end <= end]
+        return items[0] if items and _is_tool(self.s, items[0]) else None
+
+    def _left(self, body: int, end: int) -> list[Reading]:
+        """Tools the speaker left in this clause ("I gave up on A", "I'm done with A")."""
+        out = []
+        for match in LEAVE.finditer(self.s.text, body, end):
+            mine, subject_end = self._speaker_before(match.start())
+            if not mine or self.s.negated(subject_end, match.start()):
+                continue
+            item = self._tool_after(match.end(), end)
+            if item is not None:
+                out.append(Reading("USES", self._node(item, "USES"), tuple(t.start for t in item), LONE_LEAVE_CONFIDENCE,
+                                   PAST_PREFIX))
+        return out
+
+    def _left_front(self, front: list[Token] | None, front_end: int, end: int) -> list[Reading]:
+        """"A is history (for me)": a tool left, written in front."""
+        if front is None or not _is_tool(self.s, front):
+            return []
+        for match in LEFT_FRONT.finditer(self.s.text, front_end, end):
+            if not self.s.text[front_end:match.start()].strip() and not self._negated(front_end, match.end()):
+                return [Reading("USES", self._node(front, "USES"), tuple(t.start for t in front), LONE_LEAVE_CONFIDENCE,
+                                PAST_PREFIX)]
+        return []
+
+    def _replaced(self, front: list[Token] | None, front_end: int, body: int, end: int) -> list[Reading]:
+        """"B replaced A (for me)": B now, A before."""
+        if front is None or not _is_tool(self.s, front):
+            return []
+        for match in REPLACED_BY_FRONT.finditer(self.s.text, front_end, end):
+            if self._negated(front_end, match.start()):
+                continue
+            old = self._tool_after(match.end(), end)
+            if old is not None:
+                new = self._node(front, "USES")
+                return [Reading("USES", new, tuple(t.start for t in front), FRAME_CONFIDENCE),
+                        Reading("USES", self._node(old, "USES"), tuple(t.start for t in old), LONE_LEAVE_CONFIDENCE,
+                                PAST_PREFIX)]
+        return []
+
+    def _changes(self, out: list[Reading], left: list[Reading]) -> list[Reading]:
+        """Pair a left value with a used one in the same sentence: a change of value, both edges."""
+        olds = [r for r in [*left, *out] if r.note == PAST_PREFIX]
+        news = [r for r in out if r.relation == "USES" and r.note != PAST_PREFIX and
+                all(r.obj.id != o.obj.id for o in olds)]
+        if not olds:
+            return out
+        if not news:
+            return [r for r in out if r.note != PAST_PREFIX] + [r for r in olds]  # a lone leave: low
+        new = news[-1]
+        old = olds[0]
+        rest = [r for r in out if r is not new and r.note != PAST_PREFIX]
+        return rest + [
+            Reading("USES", new.obj, new.tokens, SWITCH_NEW_CONFIDENCE, f"switched from {old.obj.name}"),
+            Reading("USES", old.obj, old.tokens, SWITCH_OLD_CONFIDENCE, f"{PAST_PREFIX}, switched to {new.obj.name}"),
+        ]
+
