@@ -111,7 +111,12 @@ class Ingest:
         except Exception as exc:  # noqa: BLE001 - any store failure means "not durable"
             log.error("durable group write of %d events failed, retrying per request: %s", len(new_events), exc)
             durable = set()
-            for i in writable:
+            # One request alone gains nothing from a retry of the same write: while the store is down it would
+            # only double the wait before the 503 (a client's timeout would then turn it into a lost answer).
+            retried = writable if len(writable) > 1 else []
+            for i in set(writable) - set(retried):
+                outcomes[i] = DurableWriteError(str(exc))
+            for i in retried:
                 try:
                     if planned[i][1]:
                         self.documents.append_events(planned[i][1])

@@ -83,6 +83,7 @@ def ingest_user(runtime, user: GeneratedUser, agent_id: str = "assistant") -> No
 def run_provider(users: list[GeneratedUser], provider: str, echo: Echo, keep_data: bool = False) -> dict:
     """Ingest, run and promote every user with one LLM provider; the tallies per stamps and split."""
     from athena_core.models.scope import UserScope
+    from athena_core.wiring.embedded_redis import stop_embedded_redis
     from athena_core.wiring.runtime import build_runtime
     from athena_core.wiring.settings import Settings
     from athena_tasks import worker_runtime
@@ -110,6 +111,7 @@ def run_provider(users: list[GeneratedUser], provider: str, echo: Echo, keep_dat
     finally:
         set_runtime(previous)
         runtime.close()
+        stop_embedded_redis(data_dir)  # the run's own embedded Redis: a finished eval leaves no server behind
         if keep_data:
             echo(f"data kept in {data_dir}")
         else:
