@@ -59,6 +59,13 @@ def _stop(proc: subprocess.Popen | None, timeout_s: float = 10.0) -> None:
         proc.wait(5)
 
 
+def _kill(proc: subprocess.Popen | None) -> None:
+    """SIGKILL a server that is still running and reap it (a fault test's crash, no clean shutdown)."""
+    if proc is not None and proc.poll() is None:
+        proc.kill()
+        proc.wait(10)
+
+
 def _script(name: str) -> str:
     """A console script of this interpreter's environment (the venv's bin), else from PATH."""
     beside = Path(sys.executable).with_name(name)
@@ -210,9 +217,7 @@ class MilvusServerProcess:
         self.proc = None
 
     def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
+        _kill(self.proc)
         self.proc = None
 
 
@@ -275,9 +280,7 @@ class SecantusServerProcess:
         self.proc = None
 
     def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
+        _kill(self.proc)
         self.proc = None
 
 
@@ -330,9 +333,7 @@ class RedisServerProcess:
     def kill(self, forget_data: bool = False) -> None:
         """SIGKILL (no final AOF write). `forget_data` also removes the append-only files, so the next start
         comes back empty: a Redis whose data is gone (no volume), which the STM must rebuild from the log."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
+        _kill(self.proc)
         self.proc = None
         if forget_data:
             shutil.rmtree(self.data_dir / "appendonlydir", ignore_errors=True)
