@@ -32,7 +32,7 @@ from athena_core.models.events import EventStatus
 from athena_core.models.scope import AgentScope
 from athena_core.wiring.runtime import build_documents
 from athena_devtools.production_stack import ProductionStack
-from tests.production.test_production_faults import FAST, _read_from, _session
+from tests.production.test_production_faults import FAST, _read_from, _session, _wait_drained
 
 pytestmark = [
     pytest.mark.slow, pytest.mark.timeout(600),
@@ -52,22 +52,6 @@ def stack(tmp_path_factory) -> Iterator[ProductionStack]:
     with ProductionStack(tmp_path_factory.mktemp("topology-faults"), apis=1, pipeline_workers=1,
                          with_flower=False, extra_env=env) as running:
         yield running
-
-
-def _wait_drained(stack: ProductionStack, scope: AgentScope, timeout_s: float = 120) -> None:
-    """Until nothing of the scope is pending or unindexed (bounded); asserts it."""
-    documents = build_documents(stack.settings())
-    try:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            stack.processes.assert_running()  # type: ignore[union-attr]
-            if not documents.pending_events(scope) and not documents.unindexed_events(scope.user_scope, 1):
-                return
-            time.sleep(0.5)
-        assert not documents.pending_events(scope), "events left pending"
-        assert not documents.unindexed_events(scope.user_scope, 1), "events left unindexed"
-    finally:
-        documents.close()
 
 
 def _batch(topics: list[str], per_topic: int, start: datetime) -> list[dict]:

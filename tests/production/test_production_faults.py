@@ -104,6 +104,22 @@ def _wait_consolidated(stack: ProductionStack, scope: AgentScope, event_ids: lis
         documents.close()
 
 
+def _wait_drained(stack: ProductionStack, scope: AgentScope, timeout_s: float = 120, when: str = "") -> None:
+    """Until nothing of the scope is pending or unindexed (bounded); asserts it."""
+    documents = build_documents(stack.settings())
+    try:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            stack.processes.assert_running()  # type: ignore[union-attr]
+            if not documents.pending_events(scope) and not documents.unindexed_events(scope.user_scope, 1):
+                return
+            time.sleep(0.5)
+        assert not documents.pending_events(scope), f"events left pending{when}"
+        assert not documents.unindexed_events(scope.user_scope, 1), f"events left unindexed{when}"
+    finally:
+        documents.close()
+
+
 def test_production_faults_secantusdb_stopped_during_ingest_never_acknowledges_a_lost_event(stack) -> None:
     session_id, scope = _session(stack)
     writer = Writer(stack.api_urls[0], session_id)
@@ -161,18 +177,7 @@ def test_production_faults_milvus_restart_mid_embed_lands_the_vectors_and_search
         hit = _read_from(worker_log, offset)
         stack.milvus.start()  # type: ignore[union-attr]  same ports, same data directory
         assert "retrying after MilvusException" in hit, "the pipeline never met the dead Milvus server"
-        documents = build_documents(stack.settings())
-        try:
-            deadline = time.monotonic() + 180
-            while time.monotonic() < deadline:
-                stack.processes.assert_running()  # type: ignore[union-attr]
-                if not documents.pending_events(scope) and not documents.unindexed_events(scope.user_scope, 1):
-                    break
-                time.sleep(0.5)
-            assert not documents.pending_events(scope), "events left pending after the Milvus restart"
-            assert not documents.unindexed_events(scope.user_scope, 1), "events left unindexed after the restart"
-        finally:
-            documents.close()
+        _wait_drained(stack, scope, timeout_s=180, when=" after the Milvus restart")
         deadline = time.monotonic() + 60
         while True:
             hits = client.post(f"/api/v1/sessions/{session_id}/context/search",
