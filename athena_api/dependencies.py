@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Header, Request
 
-from athena_api.errors import ApiError
+from athena_api.errors import ApiError, store_unavailable
 from athena_core.observability import request_context
 from athena_api.auth import AuthError, Authenticator, Principal
 from athena_api.rate_limits import Refusal
@@ -109,8 +109,7 @@ async def get_owned_session(request: Request, session_id: str, runtime: RuntimeD
     try:
         session = await run_in_threadpool(runtime.documents.get_session, session_id)
     except Exception as exc:  # noqa: BLE001 - any store failure: the caller retries, nothing was accepted
-        raise ApiError(503, "store_unavailable", "the document store does not answer; retry",
-                       headers={"Retry-After": "1"}) from exc
+        raise store_unavailable() from exc
     if session is None or not principal.may_use(session.tenant_id, session.user_id):
         raise ApiError(404, "session_not_found", f"session {session_id!r} not found", field="session_id")
     request_context.tenant_id.set(session.tenant_id)
@@ -160,8 +159,7 @@ async def confirm_session(request: Request, runtime: Runtime, session: Session) 
     try:
         found = await run_in_threadpool(runtime.documents.get_session, session.session_id)
     except Exception as exc:  # noqa: BLE001
-        raise ApiError(503, "store_unavailable", "the document store does not answer; retry",
-                       headers={"Retry-After": "1"}) from exc
+        raise store_unavailable() from exc
     if found is None:
         request.app.state.sessions.forget(session.session_id)
         raise ApiError(404, "session_not_found", f"session {session.session_id!r} not found", field="session_id")

@@ -29,6 +29,11 @@ class ApiError(Exception):
         self.fields = fields
 
 
+def store_unavailable() -> ApiError:
+    """503 with Retry-After when the event log does not answer: nothing was accepted, the client retries."""
+    return ApiError(503, "store_unavailable", "the document store does not answer; retry", headers={"Retry-After": "1"})
+
+
 def error_body(code: str, message: str, fields: list[dict] | None = None) -> dict:
     return {"error": {"code": code, "message": message, "fields": fields or []}}
 

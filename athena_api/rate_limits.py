@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import anyio.to_thread
 import redis
 
-from athena_api.errors import ApiError
+from athena_api.errors import store_unavailable
 from athena_core.stores.documents.port import EventLog
 from athena_core.wiring.redis_keys import rate_key
 
@@ -70,8 +70,7 @@ class TenantAdmission:
             try:
                 return await anyio.to_thread.run_sync(self.check_backlog, tenant_id)
             except Exception as exc:  # noqa: BLE001 - the event log does not answer: nothing was accepted
-                raise ApiError(503, "store_unavailable", "the document store does not answer; retry",
-                               headers={"Retry-After": "1"}) from exc
+                raise store_unavailable() from exc
         return self._backlog_refusal(cached[1])
 
     def _backlog_refusal(self, pending: int) -> Refusal | None:
