@@ -1,10 +1,15 @@
 """Typed HTTP clients for Athena (sync and async), used by the demo, the evaluation and the README.
 
 Each operation is described once as a `Call` (method, path, parameters); the two clients only differ
-in how they send it.
+in how they send it. A refusal (429 or 503 with Retry-After: overloaded, rate-limited, or the event log
+did not answer) stored nothing (SPEC S2), so both clients resend it after the time it asks, up to
+`retries` times, before raising.
 """
 from __future__ import annotations
 
+import asyncio
+import random
+import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -120,6 +125,22 @@ def _headers(api_key: str | None, token: str | None) -> dict[str, str]:
     return headers
 
 
+RETRY_STATUSES = frozenset({429, 503})
+
+
+def retry_wait(response: httpx.Response, cap_s: float) -> float | None:
+    """Seconds to wait before resending a refused request: its Retry-After plus up to 50 % jitter (refused
+    clients then do not all come back at once), at most `cap_s`; None for an answer that is no refusal or
+    names no delay in seconds."""
+    if response.status_code not in RETRY_STATUSES:
+        return None
+    try:
+        seconds = float(response.headers.get("retry-after", ""))
+    except ValueError:
+        return None
+    return min(cap_s, max(seconds, 0.0) * (1.0 + random.random() / 2))
+
+
 def _result(call: Call, response: httpx.Response) -> Any:
     if response.status_code >= 400:
         try:
@@ -136,13 +157,20 @@ class AthenaClient:
 
     def __init__(self, base_url: str, *, api_key: str | None = None, token: str | None = None,
                  timeout: float = 10.0, transport: httpx.BaseTransport | None = None,
-                 http_client: httpx.Client | None = None) -> None:
-        """`http_client` replaces the internal client (e.g. a Starlette TestClient in tests)."""
+                 http_client: httpx.Client | None = None, retries: int = 3, max_retry_wait_s: float = 30.0) -> None:
+        """`http_client` replaces the internal client (e.g. a Starlette TestClient in tests). A refused
+        request is resent up to `retries` times, each after its Retry-After (at most `max_retry_wait_s`)."""
         self._http = http_client or httpx.Client(base_url=base_url, headers=_headers(api_key, token),
                                                  timeout=timeout, transport=transport)
+        self.retries, self.max_retry_wait_s = retries, max_retry_wait_s
 
     def _send(self, call: Call) -> Any:
-        return _result(call, self._http.request(call.method, call.path, json=call.json, params=call.params))
+        for attempt in range(self.retries + 1):
+            response = self._http.request(call.method, call.path, json=call.json, params=call.params)
+            wait = retry_wait(response, self.max_retry_wait_s) if attempt < self.retries else None
+            if wait is None:
+                return _result(call, response)
+            time.sleep(wait)
 
     def close(self) -> None:
         self._http.close()
@@ -202,12 +230,19 @@ class AsyncAthenaClient:
     """Asynchronous client with the same operations."""
 
     def __init__(self, base_url: str, *, api_key: str | None = None, token: str | None = None,
-                 timeout: float = 10.0, transport: httpx.AsyncBaseTransport | None = None) -> None:
+                 timeout: float = 10.0, transport: httpx.AsyncBaseTransport | None = None, retries: int = 3,
+                 max_retry_wait_s: float = 30.0) -> None:
         self._http = httpx.AsyncClient(base_url=base_url, headers=_headers(api_key, token), timeout=timeout,
                                        transport=transport)
+        self.retries, self.max_retry_wait_s = retries, max_retry_wait_s
 
     async def _send(self, call: Call) -> Any:
-        return _result(call, await self._http.request(call.method, call.path, json=call.json, params=call.params))
+        for attempt in range(self.retries + 1):
+            response = await self._http.request(call.method, call.path, json=call.json, params=call.params)
+            wait = retry_wait(response, self.max_retry_wait_s) if attempt < self.retries else None
+            if wait is None:
+                return _result(call, response)
+            await asyncio.sleep(wait)
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -56,6 +56,7 @@ import httpx  # noqa: E402
 import psutil  # noqa: E402
 import redis  # noqa: E402
 
+from http_load import ensure_wrk  # noqa: E402
 from common import REPO_ROOT, emit, free_port, log, machine_info, percentile, save_results, utc_stamp  # noqa: E402
 
 from athena_core.wiring.embedded_redis import location_from_url  # noqa: E402
@@ -153,20 +154,6 @@ end
 # ------------------------------------------------------------------------------------------ helpers
 def ms(seconds: float) -> float:
     return round(seconds * 1000.0, 3)
-
-
-def ensure_wrk() -> str:
-    """The wrk binary; installed with apt-get when missing and we are root, else a clear stop."""
-    found = shutil.which("wrk")
-    if found:
-        return found
-    if os.geteuid() == 0 and shutil.which("apt-get"):
-        log("wrk not found: apt-get install -y wrk")
-        subprocess.run(["apt-get", "install", "-y", "wrk"], check=False, stdout=subprocess.DEVNULL)
-        found = shutil.which("wrk")
-        if found:
-            return found
-    raise SystemExit("this benchmark needs wrk: `sudo apt-get install -y wrk` (Debian package)")
 
 
 def scrape_metrics(client: httpx.Client) -> dict[str, float]:

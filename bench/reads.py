@@ -29,6 +29,14 @@
    the model call (dense-only and hybrid in this process get different lists; HTTP SearchMemory reuses
    the hybrid list, embedded once in the API process).
 
+4. Per size, unless `--concurrent-readers 0`: SearchMemory from 8 concurrent readers (`wrk -c 8`, each
+   request a distinct query) for `--concurrent-seconds` (10 s) while a second `wrk` posts StoreEvent into
+   the same user (another session) at about `--ingest-rate` (500) events/s, and a Celery worker (started
+   for this phase) indexes what arrives: the reader's p50/p95/p99, its errors, the ingest rate reached and
+   its refusals (`transport: http-concurrent`). The user's vector cache then refreshes under the reads, as
+   it does for a user who writes while reading. Those events stay: a reused `--data-dir` holds them on
+   its next run (about 2k more events per size and run).
+
 `--data-dir DIR` keeps the seeded files in DIR (not deleted afterwards) and reuses them on the next run
 when they were seeded with the same sizes, pool, events per chain, noise and seed (`seeded.json`): the 100k
 size takes long to build, so before/after runs share one build.
@@ -58,7 +66,7 @@ import sys
 import tempfile
 import time
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -67,6 +75,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 from common import emit, free_port, log, machine_info, percentile, save_results, utc_stamp  # noqa: E402
+from http_load import ensure_wrk, start_wrk  # noqa: E402
 from pipeline import BASE_TIME, query as synthetic_query, summary as synthetic_summary  # noqa: E402
 
 BENCH = "reads"
@@ -184,6 +193,11 @@ def seed_user(stores, tenant: str, user: str, n: int, pool: list[tuple[str, str,
             documents.append_events(events)
             event_vectors.upsert_many(scope, [e.event_id for e in events], noisy(np.asarray(event_vecs, dtype=np.float32)))
         lexical.upsert(scope, docs)
+        # indexed, as the pipeline leaves them: else the index sweep of a running worker (the concurrent
+        # phase starts one) re-embeds every seeded event, and the timed reads measure that instead
+        now = datetime.now(timezone.utc)
+        documents.mark_indexed(scope, [e.event_id for e in events], now)
+        documents.mark_chains_indexed(scope, ids, now)
 
 
 def rss_mb(pid: int | str = "self") -> float | None:
@@ -210,7 +224,8 @@ def stage_summary(samples: list[dict[str, float]]) -> dict[str, dict[str, float]
 def seed_key(args: argparse.Namespace) -> dict:
     """What a data dir was seeded with; a reused dir must match it exactly."""
     return {"sizes": args.sizes, "pool": args.pool, "events_per_chain": args.events_per_chain,
-            "noise": args.noise, "noise_sigma": args.noise_sigma, "seed": args.seed}
+            "noise": args.noise, "noise_sigma": args.noise_sigma, "seed": args.seed,
+            "layout": 2}  # 2: seeded events and chains marked indexed (older dirs are seeded again)
 
 
 def timed(fn, queries: list[str]) -> list[float]:
@@ -314,7 +329,7 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
         stack.wait_for_api(90.0)
         with httpx.Client(base_url=stack.base_url, timeout=120.0, trust_env=False) as client:
             per_route: dict[str, dict[int, dict]] = {"dense_direct": {}, "search_direct": {}, "search_http": {},
-                                                     "context_http": {}}
+                                                     "context_http": {}, "search_concurrent": {}}
             for n in args.sizes:
                 tenant = f"reads-{n}"
                 scope = UserScope(tenant_id=tenant, user_id="u0")
@@ -398,6 +413,13 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                     per_route[name][n] = record
                     emit(record)
                     records.append(record)
+                if args.concurrent_readers > 0:
+                    if "worker" not in stack.processes:  # the ingest's pipeline runs as it does in production
+                        stack.start_worker()
+                    record = under_ingest(args, stack, client, tenant, sid, queries, root / "wrk", n)
+                    per_route["search_concurrent"][n] = record
+                    emit(record)
+                    records.append(record)
                 save_results(BENCH, records, stamp)
     finally:
         stack.stop()
@@ -423,6 +445,48 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
     save_results(BENCH, records, stamp)
 
 
+def under_ingest(args: argparse.Namespace, stack, client, tenant: str, sid: str, queries: "QueryPool",
+                 out_dir: Path, n: int) -> dict:
+    """SearchMemory from `--concurrent-readers` wrk connections (distinct queries) while another wrk posts
+    StoreEvent into the same user (a second session) at about `--ingest-rate` events/s, with the pipeline
+    worker indexing what arrives: the reader's latency when the user is also writing."""
+    wrk = ensure_wrk()
+    r = client.post("/api/v1/sessions", json={"tenant_id": tenant, "user_id": "u0", "agent_id": "ingest"})
+    r.raise_for_status()
+    ingest_sid = r.json()["session_id"]
+    seconds = args.concurrent_seconds
+    connections = 8
+    # paced: each connection waits after every answer, so about 8 x 1000 / (pause + latency) requests/s
+    pause_ms = max(0, int(connections * 1000 / args.ingest_rate) - 2)
+    load_before = load_avg()
+    ingest = start_wrk(wrk, stack.base_url, f"/api/v1/sessions/{ingest_sid}/events", connections=connections,
+                       duration_s=seconds + 2, out_dir=out_dir, name=f"ingest-{n}", pause_ms=pause_ms,
+                       event_content="Deploy notes for the ledger service: the canary is green, rolling on")
+    time.sleep(1.0)  # the ingest at its rate before the readers start
+    # distinct queries (the pool holds ~2k for the whole run); past them wrk starts over, and a repeated
+    # query's embedding is the API's cache hit: `requests` over `distinct_queries` says whether it did
+    bodies = [{"query": q, "max_tokens": MAX_TOKENS} for q in queries.take(min(400, len(queries.texts) // 2))]
+    readers = start_wrk(wrk, stack.base_url, f"/api/v1/sessions/{sid}/context/search",
+                        connections=args.concurrent_readers, duration_s=seconds, out_dir=out_dir,
+                        name=f"readers-{n}", bodies=bodies)
+    read = readers.result()
+    written = ingest.result()
+    return {
+        "bench": BENCH, "route": "SearchMemory", "retrieval": "hybrid", "transport": "http-concurrent",
+        "chains": n, "events_per_chain": args.events_per_chain, "max_tokens": MAX_TOKENS,
+        "readers": args.concurrent_readers, "distinct_queries": len(bodies),
+        **{k: v for k, v in read.items() if k != "client_cpu_s_cumulative"},
+        "reader_errors": read["status_other"] + read["status_503"] + read["status_429"]
+        + sum(read["transport_errors"].values()),
+        "ingest_offered_events_per_s": args.ingest_rate, "ingest_events_per_s": written["requests_per_s"],
+        "ingest_2xx": written["status_2xx"], "ingest_refused": written["status_429"] + written["status_503"],
+        "ingest_errors": written["status_other"] + sum(written["transport_errors"].values()),
+        "ingest_p99_ms": written["p99_ms"], "api_rss_mb": rss_mb(stack.processes["api"].pid),
+        "client_cpu_s_cumulative": written["client_cpu_s_cumulative"],
+        "load_avg_before": load_before, "load_avg_after": load_avg(), **machine_info(),
+    }
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="1k and 10k chains, 20 queries, pool 100, 3 warm-up")
@@ -436,6 +500,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--omp-threads", type=int, default=None,
                    help="set OMP_NUM_THREADS (torch intra-op threads) in every process; default: as shipped (unset)")
     p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--concurrent-readers", type=int, default=8,
+                   help="per size, SearchMemory from this many wrk connections under ingest (0: skip)")
+    p.add_argument("--ingest-rate", type=float, default=500.0, help="events/s posted meanwhile (about)")
+    p.add_argument("--concurrent-seconds", type=float, default=10.0, help="length of that phase (quick 5)")
     p.add_argument("--data-dir", default=None,
                    help="keep the seeded files here and reuse them when seeded alike (see the docstring)")
     args = p.parse_args(argv)
@@ -448,6 +516,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.warmup = 3 if args.quick else 5
     if args.pool is None:
         args.pool = 100 if args.quick else 2000
+    if args.quick and args.concurrent_seconds == 10.0:
+        args.concurrent_seconds = 5.0
     return args
 
 

@@ -99,6 +99,14 @@ def _ms(seconds: float) -> float:
     return round(seconds * 1000, 3)
 
 
+BULK_CHUNK = 20_000  # vectors per upsert_many call: an adapter builds its rows in memory (1M at once: > 16 GB)
+
+
+def _bulk(index, scope, ids: list[str], vectors: np.ndarray) -> None:
+    for i in range(0, len(ids), BULK_CHUNK):
+        index.upsert_many(scope, ids[i:i + BULK_CHUNK], vectors[i:i + BULK_CHUNK])
+
+
 def run_engine(engine: str, n: int, queries: int, single_writes: int, seed: int) -> dict:
     rng = np.random.default_rng(seed)
     where = Path(tempfile.mkdtemp(prefix=f"athena-bench-{engine}-"))
@@ -110,9 +118,9 @@ def run_engine(engine: str, n: int, queries: int, single_writes: int, seed: int)
         per_scope = max(1, n // len(scopes))
 
         start = time.perf_counter()
-        index.upsert_many(TARGET, target_ids, target)
+        _bulk(index, TARGET, target_ids, target)
         for scope in scopes:
-            index.upsert_many(scope, [f"chn_{i:07d}" for i in range(per_scope)], _unit(rng, per_scope))
+            _bulk(index, scope, [f"chn_{i:07d}" for i in range(per_scope)], _unit(rng, per_scope))
         bulk_s = time.perf_counter() - start
         total = n + per_scope * len(scopes)
 

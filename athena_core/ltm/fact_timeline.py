@@ -3,8 +3,11 @@
 Nothing is superseded in the graph: "I switched from VS Code to Zed" leaves both edges, each with its
 `valid_at`. A read answers "current" and "initial" by time alone, per (subject, relation): the current
 value is the one observed last (newest `valid_at`), the initial one the one observed first (oldest
-`first_valid_at`). A (subject, relation) with one value has it both current and initial. Pure: the caller
-passes every value it knows of the (subject, relation) — a partial history gives a partial answer.
+`first_valid_at`). A (subject, relation) with one value has it both current and initial. Only a value a
+reader can rely on is marked: when the (subject, relation) has values at or above the retrieval floor
+(SPEC S6.4, 0.5), an unsure value written below it (seed 002: written low, not dropped) is neither
+current nor initial, so "what do I use now?" never answers with a guess over a stated fact. Pure: the
+caller passes every value it knows of the (subject, relation) — a partial history gives a partial answer.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from typing import Literal, TypeVar
 from athena_core.models.ontology import Fact
 
 Order = Literal["earliest", "latest"]
+RETRIEVAL_FLOOR = 0.5  # SPEC S6.4: the confidence a traversal reads
 T = TypeVar("T")
 
 
@@ -30,7 +34,7 @@ class TimelineMark:
         return self.values > 1
 
 
-def mark_timeline(facts: Iterable[Fact]) -> dict[str, TimelineMark]:
+def mark_timeline(facts: Iterable[Fact], floor: float = RETRIEVAL_FLOOR) -> dict[str, TimelineMark]:
     """edge id → its mark. Ties break on the other timestamp, then the edge id, so marks are stable."""
     groups: dict[tuple[str, str], dict[str, Fact]] = defaultdict(dict)
     for fact in facts:
@@ -39,8 +43,9 @@ def mark_timeline(facts: Iterable[Fact]) -> dict[str, TimelineMark]:
     for group in groups.values():
         edges = list(group.values())
         values = len({f.object.id for f in edges})
-        current = max(edges, key=lambda f: (f.valid_at, f.first_valid_at, f.edge_id)).edge_id
-        initial = min(edges, key=lambda f: (f.first_valid_at, f.valid_at, f.edge_id)).edge_id
+        sure = [f for f in edges if f.confidence >= floor] or edges
+        current = max(sure, key=lambda f: (f.valid_at, f.first_valid_at, f.edge_id)).edge_id
+        initial = min(sure, key=lambda f: (f.first_valid_at, f.valid_at, f.edge_id)).edge_id
         for f in edges:
             marks[f.edge_id] = TimelineMark(is_current=values == 1 or f.edge_id == current,
                                             is_initial=values == 1 or f.edge_id == initial, values=values)

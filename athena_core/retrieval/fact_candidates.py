@@ -17,7 +17,7 @@ from athena_core.models.scope import UserScope
 from athena_core.retrieval.fusion import reciprocal_rank_fusion
 from athena_core.retrieval.lexical_terms import search_terms
 from athena_core.retrieval.rendering import render_fact
-from athena_core.retrieval.search_hit import Candidate, SearchHit, TimeSpan
+from athena_core.retrieval.search_hit import Candidate, HitDraft, Span
 from athena_core.text.stemming import stem
 
 
@@ -56,10 +56,10 @@ def fact_candidates(facts: FactRetriever, scope: UserScope, query: str, chain_en
     out = []
     for fused in reciprocal_rank_fusion(rankings, {"graph": weight, "lexical": weight}, rrf_k):
         fact, mark = by_id[fused.key], marks.get(fused.key)
-        out.append(Candidate(SearchHit.model_construct(
+        out.append(Candidate(HitDraft(
             content=render_fact(fact, mark), similarity_score=None, score=fused.score,
             source_type="fact", source_id=fact.edge_id, timestamp=fact.valid_at,
-            time_span=TimeSpan.model_construct(start=fact.first_valid_at, end=fact.valid_at),
+            time_span=Span(fact.first_valid_at, fact.valid_at),
             retrievers=fused.retrievers, valid_at=fact.valid_at, first_valid_at=fact.first_valid_at,
             is_current=mark.is_current if mark else True, is_initial=mark.is_initial if mark else True,
             evidence_event_ids=list(fact.evidence_event_ids))))

@@ -38,7 +38,7 @@ from athena_core.retrieval.lexical_terms import search_terms
 from athena_core.retrieval.metadata_filter import filtered
 from athena_core.retrieval.neighbours import with_neighbours
 from athena_core.retrieval.rendering import render_chain, render_event
-from athena_core.retrieval.search_hit import Candidate, SearchHit, TimeSpan, rounded
+from athena_core.retrieval.search_hit import Candidate, HitDraft, SearchHit, Span, rounded
 from athena_core.retrieval.stage_clock import StageClock
 from athena_core.retrieval.sentences import event_of, excerpt
 from athena_core.retrieval.summary_pinning import pin_summaries
@@ -160,20 +160,20 @@ class HybridSearch:
         candidates: list[Candidate] = []
         for fused in chain_fused:
             chain = chains[fused.key]
-            candidates.append(Candidate(SearchHit.model_construct(
+            candidates.append(Candidate(HitDraft(
                 content=render_chain(chain), similarity_score=rounded(chain_cosine.get(chain.chain_id)),
                 score=s.search_weight_chain * fused.score, source_type="chain", source_id=chain.chain_id,
-                timestamp=chain.last_event_at, time_span=TimeSpan.model_construct(start=chain.started_at, end=chain.last_event_at),
+                timestamp=chain.last_event_at, time_span=Span(chain.started_at, chain.last_event_at),
                 retrievers=fused.retrievers, chain_id=chain.chain_id, topic=chain.topic), chain.chain_id))
         for event_id, (score, retrievers) in event_scores.items():
             event = events[event_id]
             context = chain_rank.get(event.chain_id)
             score += rank_bonus(context, s.search_weight_chain, k) if context else 0.0
-            candidates.append(Candidate(SearchHit.model_construct(
+            candidates.append(Candidate(HitDraft(
                 content=render_event(event.timestamp, event.content),
                 similarity_score=rounded(cosine.get(event.event_id)), score=score,
                 source_type="event", source_id=event.event_id, timestamp=event.timestamp,
-                time_span=TimeSpan.model_construct(start=event.timestamp, end=event.timestamp), retrievers=retrievers,
+                time_span=Span(event.timestamp, event.timestamp), retrievers=retrievers,
                 chain_id=event.chain_id, topic=chains[event.chain_id].topic if event.chain_id else None,
                 role=event.role.value), event.chain_id,
                 event.content))
@@ -247,7 +247,7 @@ class HybridSearch:
         with clock("access"):
             touched = [chains[i] for i in dict.fromkeys(c.chain_id for c in packed if c.chain_id) if i in chains]
             self.on_access(scope, touched, now)
-        return [c.hit for c in packed]
+        return [c.hit.to_hit() for c in packed]
 
     def _cut_to_excerpts(self, candidates: list[Candidate], query: str, max_tokens: int | None) -> None:
         """Events after the best `search_whole_results` are shown by their best-matching sentences (at most

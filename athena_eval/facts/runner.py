@@ -9,6 +9,8 @@ pass after an import). The graph is then read through the graph port and scored 
 """
 from __future__ import annotations
 
+import importlib
+
 import json
 import os
 import shutil
@@ -90,7 +92,8 @@ def run_provider(users: list[GeneratedUser], provider: str, echo: Echo, keep_dat
     from athena_tasks.app import app
     from athena_tasks.worker_runtime import set_runtime
 
-    app.loader.import_default_modules()
+    for module in app.conf.include:  # the task modules; not `import_default_modules()`, whose signal starts
+        importlib.import_module(module)  # the default data dir's embedded Redis (a broker this run never uses)
     data_dir = Path(tempfile.mkdtemp(prefix=f"athena-facts-{provider}-"))
     settings = Settings(data_dir=data_dir, redis_url=None, llm_provider=provider, pipeline_batch_events=1000)
     runtime = build_runtime(settings)

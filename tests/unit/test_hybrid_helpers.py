@@ -8,7 +8,7 @@ from athena_core.retrieval.fact_candidates import shares_a_term
 from athena_core.ltm.fact_timeline import mark_timeline
 from athena_core.retrieval.rendering import render_fact, timeline_label
 from athena_core.retrieval.search_hit import Candidate as _Candidate
-from athena_core.retrieval.search_hit import SearchHit, TimeSpan
+from athena_core.retrieval.search_hit import HitDraft, SearchHit, Span
 from athena_core.retrieval.summary_pinning import pin_summaries
 from athena_core.retrieval.lexical_terms import search_terms
 
@@ -56,10 +56,9 @@ def test_shares_a_term_tolerates_plurals_and_tenses() -> None:
 
 
 def candidate(kind: str, source_id: str, chain_id: str, score: float) -> _Candidate:
-    span = TimeSpan(start=at(1, 1), end=at(1, 1))
-    return _Candidate(SearchHit(content=source_id, similarity_score=None, score=score, source_type=kind,
-                                source_id=source_id, timestamp=at(1, 1), time_span=span, retrievers=["dense"],
-                                chain_id=chain_id), chain_id)
+    return _Candidate(HitDraft(content=source_id, similarity_score=None, score=score, source_type=kind,
+                               source_id=source_id, timestamp=at(1, 1), time_span=Span(at(1, 1), at(1, 1)),
+                               retrievers=["dense"], chain_id=chain_id), chain_id)
 
 
 def test_a_pinned_summary_moves_right_before_its_chains_best_event() -> None:
@@ -72,3 +71,14 @@ def test_a_pinned_summary_moves_right_before_its_chains_best_event() -> None:
     first = [candidate("chain", "A", "A", 0.95), *ranked[:3]]
     assert [c.hit.source_id for c in pin_summaries(first, ["A"])] == ["A", "e1", "e2", "e3"]
     assert pin_summaries(ranked, []) == ranked
+
+
+def test_a_draft_becomes_the_search_hit_the_route_returns() -> None:
+    # the draft must carry every field of the model, or a returned hit silently loses one
+    assert set(HitDraft.__dataclass_fields__) == set(SearchHit.model_fields)
+    draft = candidate("event", "e1", "A", 0.5).hit
+    draft.evidence_event_ids, draft.is_current = ["evt_1"], True
+    hit = draft.to_hit()
+    assert isinstance(hit, SearchHit)
+    assert SearchHit.model_validate(hit.model_dump()) == hit  # what FastAPI validates on the way out
+    assert (hit.time_span.start, hit.evidence_event_ids, hit.is_current, hit.score) == (at(1, 1), ["evt_1"], True, 0.5)

@@ -78,3 +78,65 @@ def test_a_large_users_search_answers_alike_before_and_after_its_index_is_built(
         assert store.search(scope, matrix[7], 50) == first
     finally:
         store.close()
+
+
+def test_an_index_of_the_first_rows_plus_an_exact_scan_of_the_rest_is_the_plain_scan(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # rows appended since the index was built are scanned exactly and merged with the index's answer
+    pytest.importorskip("faiss")
+    rng = np.random.default_rng(11)
+    matrix = clustered(rng, COARSE_MIN_ROWS + 2000, 0.01)
+    covered = COARSE_MIN_ROWS + 500
+    coarse = coarse_index(matrix[:covered])
+    assert coarse is not None and coarse.ntotal == covered
+    rescored: list[int] = []
+    monkeypatch.setattr(top_k_module, "exact_scores", lambda m, q: rescored.append(len(m)) or exact_scores(m, q))
+    for target in (3, covered + 700):  # the best match in the indexed rows, then among the appended ones
+        query = matrix[target] + rng.normal(0.0, 0.02, 384).astype(np.float32)
+        query = (query / np.linalg.norm(query)).astype(np.float32)
+        for k in (1, 10, 300):
+            rows, scores = top_k(matrix, coarse, query, k)
+            want_rows, want_scores = plain_top_k(matrix, query, k)
+            assert scores.tolist() == want_scores.tolist()
+            if np.unique(want_scores).size == k:
+                assert rows.tolist() == want_rows
+    assert len(matrix) - covered in rescored  # the appended rows had their own exact scan
+
+
+def test_a_version_that_only_appends_shares_its_rows_and_older_versions_keep_theirs(tmp_path) -> None:
+    from athena_core.models.scope import UserScope
+    from athena_core.stores.vectors.sqlite_vectors import SqliteVectors
+
+    rng = np.random.default_rng(13)
+    scope = UserScope(tenant_id="t", user_id="u")
+    reader = SqliteVectors(tmp_path / "v.sqlite3", 384)
+    writer = SqliteVectors(tmp_path / "v.sqlite3", 384)  # another process: its own cache
+    first = unit_rows(rng, 50)
+    writer.upsert_many(scope, [f"c{i}" for i in range(50)], first)
+    loaded = reader._load(scope)  # rows as SQLite returned them (read-only): the first append copies them once
+    writer.upsert(scope, "m0", first[0])
+    old = reader._load(scope)
+    assert old.shared is not loaded.shared and old.n == 51
+    more = unit_rows(rng, 5)
+    writer.upsert_many(scope, [f"n{i}" for i in range(5)], more)
+    new = reader._load(scope)
+    assert reader.cache_refreshes == 2 and new.n == 56 and old.n == 51 and loaded.n == 50
+    assert new.shared is old.shared  # appended in place, no copy of the rows before
+    assert np.allclose(new.matrix[51:], more, atol=1e-6) and np.allclose(old.matrix[:50], first, atol=1e-6)
+    assert reader.search(scope, more[2], 1)[0].chain_id == "n2"
+    assert reader.similarities(scope, more[4], ["n4", "c0"])["n4"] == pytest.approx(1.0, abs=1e-6)
+    assert old.position("n4") is None and new.position("n4") == 55
+    writer.upsert_many(scope, ["c5", "n0"], [first[5], more[0]])  # re-indexed, same vectors: nothing copied
+    assert reader._load(scope).shared is new.shared
+    replacement = unit_rows(rng, 1)[0]
+    writer.upsert(scope, "c3", replacement)  # a replaced row: a new copy, the older versions unchanged
+    newest = reader._load(scope)
+    assert newest.shared is not new.shared and newest.n == 56
+    assert np.allclose(newest.matrix[3], replacement, atol=1e-6) and np.allclose(new.matrix[3], first[3], atol=1e-6)
+    assert np.allclose(reader.vectors_of(scope, ["c3"])["c3"], replacement, atol=1e-6)
+    writer.delete(scope, ["c0", "n1"])  # deletes: a new copy without them
+    after = reader._load(scope)
+    assert after.n == 54 and after.position("c0") is None and after.position("n1") is None
+    assert reader.search(scope, more[1], 1)[0].chain_id != "n1"
+    reader.close()
+    writer.close()

@@ -57,26 +57,45 @@ def prefilter_size(k: int) -> int:
     return max(4 * k, k + 256)
 
 
+def _coarse_top_k(matrix: np.ndarray, coarse: object, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The exact top k of `matrix` through its float16 index, or None when the index cannot prove it."""
+    n = matrix.shape[0]
+    m = prefilter_size(k)
+    if m >= n:
+        return None
+    one = np.ascontiguousarray(query, dtype=np.float32)[None, :]
+    approx, rows = coarse.search(one, m)  # type: ignore[attr-defined]
+    approx, rows = approx[0], rows[0]
+    floor = approx[k - 1] - 2.0 * coarse_error_bound(matrix.shape[1])
+    # every row that can be in the true top k scores ≥ floor in float16; all of them are among the m
+    # returned when the m-th is below it (rows past m score no higher than the m-th)
+    if rows[-1] < 0 or approx[-1] >= floor:
+        return None
+    candidates = rows[approx >= floor]
+    scores = exact_scores(matrix[candidates], query)
+    best = _best(scores, k)
+    return candidates[best], scores[best]
+
+
 def top_k(matrix: np.ndarray, coarse: object | None, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """(row indices best first, their float32 scores) of the k rows of `matrix` nearest `query` (unit
-    vectors). `coarse` is `coarse_index(matrix)`; None means the plain float32 scan."""
+    vectors). `coarse` is `coarse_index` of the first `coarse.ntotal` rows (None: the plain float32 scan);
+    rows past it (appended since it was built) are scanned exactly and merged, which stays exact: a row of
+    the prefix in the overall top k is in the prefix's top k."""
     n = matrix.shape[0]
     k = min(int(k), n)
     if k <= 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-    m = prefilter_size(k)
-    if coarse is not None and m < n:
-        one = np.ascontiguousarray(query, dtype=np.float32)[None, :]
-        approx, rows = coarse.search(one, m)  # type: ignore[attr-defined]
-        approx, rows = approx[0], rows[0]
-        floor = approx[k - 1] - 2.0 * coarse_error_bound(matrix.shape[1])
-        # every row that can be in the true top k scores ≥ floor in float16; all of them are among the m
-        # returned when the m-th is below it (rows past m score no higher than the m-th)
-        if rows[-1] >= 0 and approx[-1] < floor:
-            candidates = rows[approx >= floor]
-            scores = exact_scores(matrix[candidates], query)
-            best = _best(scores, k)
-            return candidates[best], scores[best]
-    scores = exact_scores(matrix, query)
-    top = _best(scores, k)
-    return top, scores[top]
+    covered = 0 if coarse is None else min(int(coarse.ntotal), n)  # type: ignore[attr-defined]
+    head = _coarse_top_k(matrix[:covered], coarse, query, min(k, covered)) if covered else None
+    if head is None:
+        scores = exact_scores(matrix, query)
+        top = _best(scores, k)
+        return top, scores[top]
+    rows, scores = head
+    if covered < n:
+        rows = np.concatenate([rows, np.arange(covered, n)])
+        scores = np.concatenate([scores, exact_scores(matrix[covered:], query)])
+        best = _best(scores, k)
+        rows, scores = rows[best], scores[best]
+    return rows, scores
