@@ -22,6 +22,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+import redis
 from celery import Celery, chain
 
 from athena_core.ids import new_id
@@ -60,6 +61,13 @@ def _wave(scope: AgentScope, session_id: str, wave: int, t0) -> list[Event]:
     return events
 
 
+def answers(client) -> bool:  # noqa: ANN001
+    try:
+        return bool(client.ping())
+    except redis.exceptions.ConnectionError:
+        return False
+
+
 def test_four_worker_processes_consolidate_every_event_exactly_once(tmp_path: Path) -> None:
     port = free_port()
     redis_proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
@@ -74,7 +82,7 @@ def test_four_worker_processes_consolidate_every_event_exactly_once(tmp_path: Pa
     try:
         settings = Settings(data_dir=data_dir, redis_url=url)
         runtime = build_runtime(settings)  # the test's own view of the stores (and the schema, created once)
-        wait_until(lambda: runtime.redis.ping(), 10)
+        wait_until(lambda: answers(runtime.redis), 10)  # the server may not listen yet: refused is "not yet"
         with log_path.open("w") as log_file:
             worker = subprocess.Popen(
                 [sys.executable, "-m", "celery", "-A", "athena_tasks.app", "worker", "-Q", "athena.pipeline",
