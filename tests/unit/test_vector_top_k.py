@@ -140,3 +140,28 @@ def test_a_version_that_only_appends_shares_its_rows_and_older_versions_keep_the
     assert reader.search(scope, more[1], 1)[0].chain_id != "n1"
     reader.close()
     writer.close()
+
+
+def test_a_large_users_search_may_lag_by_the_refresh_interval_but_own_write_reads_never_do(tmp_path) -> None:
+    from athena_core.models.scope import UserScope
+    from athena_core.stores.vectors.port import reading_own_writes
+    from athena_core.stores.vectors.sqlite_vectors import SqliteVectors
+
+    rng = np.random.default_rng(17)
+    scope = UserScope(tenant_id="t", user_id="u")
+    rows = unit_rows(rng, COARSE_MIN_ROWS, d=16)
+    writer = SqliteVectors(tmp_path / "v.sqlite3", 16)
+    writer.upsert_many(scope, [f"c{i}" for i in range(len(rows))], rows)
+    lagging = SqliteVectors(tmp_path / "v.sqlite3", 16, refresh_interval_s=3600.0)  # an API process
+    exact = SqliteVectors(tmp_path / "v.sqlite3", 16, refresh_interval_s=0.0)
+    for reader in (lagging, exact):
+        reader.search(scope, rows[0], 1)  # cached
+    new = unit_rows(rng, 1, d=16)[0]
+    writer.upsert(scope, "fresh", new)
+    assert lagging.search(scope, new, 1)[0].chain_id != "fresh"  # the cached matrix, younger than the interval
+    assert exact.search(scope, new, 1)[0].chain_id == "fresh"
+    with reading_own_writes():  # chain formation's merge-candidate search: always the stored version
+        assert lagging.search(scope, new, 1)[0].chain_id == "fresh"
+    assert "fresh" in lagging.vectors_of(scope, ["fresh"])
+    for store in (writer, lagging, exact):
+        store.close()

@@ -332,14 +332,11 @@ class SqliteVectors:
         lexical index and the STM window (SPEC S2 freshness), as on Milvus's Bounded searches."""
         key = self._key(scope)
         entry = self._cache_get(key)
-        lenient = not fresh and not own_writes_required() and entry is not None and entry.n >= COARSE_MIN_ROWS
-        if lenient and time.monotonic() - entry.loaded_at < self.refresh_interval_s:  # type: ignore[union-attr]
-            self.cache_hits += 1
-            return entry  # type: ignore[return-value]
         lock = self._user_lock(key)
-        if lenient and lock.locked():
-            self.cache_hits += 1
-            return entry  # type: ignore[return-value]
+        if entry is not None and not fresh and not own_writes_required() and entry.n >= COARSE_MIN_ROWS:
+            if time.monotonic() - entry.loaded_at < self.refresh_interval_s or lock.locked():
+                self.cache_hits += 1
+                return entry
         with lock:
             return self._bring_up_to_date(key)
 
