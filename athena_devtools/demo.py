@@ -93,7 +93,8 @@ _PAST = re.compile(r"\b(previously|formerly|used to|no longer|not anymore|anymor
 def changed_fact(facts: list[dict]) -> dict | None:
     """The (subject, relation) that changed over time, from GetContext facts: {"initial", "current",
     "replaced"}. `initial` and `current` are what the API marks (the first and the newest value); `replaced`
-    is a value its evidence calls a past one ("previously, switched to Zed"), when there is one. A group
+    is a value its evidence calls a past one ("previously, switched to Zed"), when there is one: the one
+    whose evidence names the current value first. A group
     with a replaced value wins (values held together, like Go and pgx, also differ in time), then the
     newest change."""
     groups: dict[tuple[str, str], list[dict]] = {}
@@ -105,8 +106,12 @@ def changed_fact(facts: list[dict]) -> dict | None:
         current = next((f for f in group if f["is_current"] and not f["is_initial"]), None)
         if initial is None or current is None:
             continue
-        replaced = next((f for f in group if not f["is_current"] and _PAST.search(f.get("context_nuance") or "")),
-                        None)
+        past = [f for f in group if not f["is_current"] and _PAST.search(f.get("context_nuance") or "")]
+        # the value the switch replaced names the current one ("previously, switched to Zed"), an older
+        # dropped one ("instead of an ORM") does not
+        names = {current["object"].replace("_", " ").lower(), current["statement"].rsplit(" ", 1)[-1].lower()}
+        replaced = next((f for f in past if any(n in (f.get("context_nuance") or "").lower() for n in names)),
+                        past[0] if past else None)
         changes.append(((replaced is not None, str(current["valid_at"])),
                         {"initial": initial, "current": current, "replaced": replaced}))
     return max(changes, key=lambda c: c[0])[1] if changes else None

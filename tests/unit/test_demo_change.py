@@ -13,6 +13,8 @@ def fact(obj: str, first: str, last: str, *, initial: bool, current: bool, relat
 
 def test_a_switch_shows_the_first_the_replaced_and_the_current_value() -> None:
     uses = [fact("go", "2026-11-02", "2026-11-02", initial=True, current=False),
+            fact("orm", "2026-11-02", "2026-11-02", initial=False, current=False,
+                 nuance="previously: I decided we will use pgx directly instead of an ORM"),
             fact("vs_code", "2026-11-09", "2026-11-09", initial=False, current=False,
                  nuance="previously, switched to Zed: I switched from VS Code to Zed"),
             fact("zed", "2026-11-09", "2026-11-09", initial=False, current=True,
