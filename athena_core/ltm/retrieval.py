@@ -101,8 +101,12 @@ class FactRetriever:
                     found.setdefault(fact.edge_id, fact)
         return list(found.values())
 
+    def timeline(self, history: list[Fact]) -> dict[str, TimelineMark]:
+        """Current/initial marks of `history`, among the values at the traversal's confidence floor."""
+        return mark_timeline(history, self.settings.graph_min_confidence)
+
     def marks(self, scope: UserScope, facts: list[Fact]) -> dict[str, TimelineMark]:
-        return mark_timeline(self.history(scope, facts))
+        return self.timeline(self.history(scope, facts))
 
     def facts(self, scope: UserScope, query: str = "", order: Order | None = None) -> list[FactView]:
         """The neighbourhood of the query's entities and of the user node, each marked current/initial.
@@ -112,7 +116,7 @@ class FactRetriever:
         start = list(dict.fromkeys([*matched, USER_NODE_ID]))
         found = self._around(scope, start, self.settings.graph_depth)
         history = self.history(scope, found)
-        marks = mark_timeline(history)
+        marks = self.timeline(history)
         shown = found if order is None else history[: max(self.settings.graph_limit, len(found))]
         return [view(f, marks.get(f.edge_id)) for f in order_by_cue(shown, marks, lambda f: f.edge_id, order)]
 

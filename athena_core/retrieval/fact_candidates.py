@@ -10,7 +10,7 @@ changed over time, every value it had joins, each marked current or initial, and
 """
 from __future__ import annotations
 
-from athena_core.ltm.fact_timeline import Order, mark_timeline, order_by_cue
+from athena_core.ltm.fact_timeline import Order, order_by_cue
 from athena_core.ltm.retrieval import FactRetriever, statement
 from athena_core.models.ontology import Fact
 from athena_core.models.scope import UserScope
@@ -48,8 +48,8 @@ def fact_candidates(facts: FactRetriever, scope: UserScope, query: str, chain_en
     found = list({f.edge_id: f for f in [*named, *own]}.values())
     if not found:
         return []
-    history = list({f.edge_id: f for f in [*found, *facts.history(scope, found)]}.values())
-    marks = mark_timeline(history)
+    history = facts.history(scope, found)  # `found` first, then the other values of their relations
+    marks = facts.timeline(history)
     by_id = {f.edge_id: f for f in history}
     rankings = {name: [f.edge_id for f in order_by_cue(ranking, marks, lambda f: f.edge_id, order)]
                 for name, ranking in (("graph", history), ("lexical", term_ranking(history, terms)))}

@@ -2,7 +2,7 @@
 being ranked (`HitDraft`: the same fields as a plain slotted dataclass)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 

@@ -30,15 +30,13 @@ SPLITS = {"all": None, "tuning": ("tuning",), "held_out": ("held_out",), "fresh"
 FRESH_SHARE = 0.25  # of the planted facts stated in the fresh phrasings (`phrasings_fresh`); 40 % held out
 
 
-def _graph_facts(graph, scope) -> list[GraphFact]:
-    """The user's edges, with the graph's current/initial marks when retrieval provides them."""
-    edges = graph.edges(scope)
-    try:
-        from athena_core.ltm.fact_timeline import mark_timeline
+def _graph_facts(graph, scope, floor: float) -> list[GraphFact]:
+    """The user's edges, each with the current/initial marks retrieval gives it (`floor`: the traversal's
+    confidence floor, `graph_min_confidence`)."""
+    from athena_core.ltm.fact_timeline import mark_timeline
 
-        marks = mark_timeline(edges)
-    except ImportError:  # no timeline marks in this build: scoring computes them from valid_at
-        marks = {}
+    edges = graph.edges(scope)
+    marks = mark_timeline(edges, floor)
     out = []
     for e in edges:
         mark = marks.get(e.edge_id)
@@ -104,7 +102,8 @@ def run_provider(users: list[GeneratedUser], provider: str, echo: Echo, keep_dat
     try:
         for n, user in enumerate(users, 1):
             ingest_user(runtime, user)
-            graph = _graph_facts(runtime.graph, UserScope(tenant_id=TENANT, user_id=user.user_id))
+            graph = _graph_facts(runtime.graph, UserScope(tenant_id=TENANT, user_id=user.user_id),
+                                 settings.graph_min_confidence)
             for stamps in (user.stamps, "all"):
                 for split, kept in SPLITS.items():
                     tally = tallies.setdefault(stamps, {}).setdefault(split, Tally())

@@ -123,22 +123,29 @@ def test_a_full_queue_refuses_at_once_and_stores_nothing_of_the_refused() -> Non
     assert len(log.committed()) == 2
 
 
+def _store_behind_the_gate(writer: GroupCommitWriter, log: "FakeGatedEventLog", requests: list[IngestRequest],
+                           while_held=lambda: None) -> list:  # noqa: ANN001
+    """Every request stored at once while the log's gate holds the commit, `while_held` run, then the gate
+    opened: each request's outcome (its ids, or the exception it got). Closes the writer."""
+    async def scenario() -> list:
+        tasks = [asyncio.create_task(writer.store(r)) for r in requests]
+        await asyncio.sleep(0.05)
+        while_held()
+        log.gate.set()
+        return await asyncio.gather(*tasks, return_exceptions=True)
+
+    try:
+        return asyncio.run(scenario())
+    finally:
+        writer.close()
+
+
 def test_a_failing_request_fails_alone_when_the_shared_commit_fails() -> None:
     log = FakeGatedEventLog()
     log.refuse_content = "poison 3"
     writer = GroupCommitWriter(Ingest(log, FakeWindow(log), lambda scope: None), max_group_events=100)
     writer.start()
-
-    async def scenario() -> list:
-        tasks = [asyncio.create_task(writer.store(_request(n, "poison" if n == 3 else "fine"))) for n in range(6)]
-        await asyncio.sleep(0.05)
-        log.gate.set()
-        return await asyncio.gather(*tasks, return_exceptions=True)
-
-    try:
-        outcomes = asyncio.run(scenario())
-    finally:
-        writer.close()
+    outcomes = _store_behind_the_gate(writer, log, [_request(n, "poison" if n == 3 else "fine") for n in range(6)])
     assert isinstance(outcomes[3], DurableWriteError)
     assert all(isinstance(o, list) and len(o) == 1 for i, o in enumerate(outcomes) if i != 3)
     assert len(log.committed()) == 5
@@ -228,17 +235,10 @@ def test_a_queue_sized_for_batches_takes_32_batches_of_100_while_a_commit_is_hel
         return IngestRequest(_session(n), [EventDraft(EventRole.user, EventType.message, f"{n}.{i}", {})
                                            for i in range(100)])
 
-    async def scenario() -> list:
-        tasks = [asyncio.create_task(writer.store(batch(n))) for n in range(32)]
-        await asyncio.sleep(0.05)
+    def not_full() -> None:
         assert not writer.is_full()
-        log.gate.set()
-        return await asyncio.gather(*tasks, return_exceptions=True)
 
-    try:
-        outcomes = asyncio.run(scenario())
-    finally:
-        writer.close()
+    outcomes = _store_behind_the_gate(writer, log, [batch(n) for n in range(32)], while_held=not_full)
     assert all(isinstance(o, list) and len(o) == 100 for o in outcomes)
     assert len(log.committed()) == 3200
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from athena_core.ltm.extraction.normalisation import PAST_PREFIX
 from athena_core.ltm.extraction.offline_vocabulary import (
+    ignorecase as _rx,
     BOUNDARY_WORDS,
     HARD_BREAK,
     LEADING_FILLER,
@@ -34,10 +35,6 @@ PRONOUNS = frozenset({"it", "that", "them", "this"})
 # (relation, regex, base confidence, object-first?) — `obj` names the object's span.
 _NAME = r"(?P<obj>[A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*){0,3})"
 _PHRASE = r"(?P<obj>(?:the\s+|my\s+|our\s+|a\s+)?[\w.+#'-]+(?:\s+[\w.+#'-]+){0,5}?)"
-
-
-def _rx(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.IGNORECASE)
 
 
 @dataclass(frozen=True)

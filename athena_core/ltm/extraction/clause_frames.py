@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from athena_core.ltm.extraction.normalisation import PAST_PREFIX
 from athena_core.ltm.extraction.offline_vocabulary import (
+    ignorecase as _rx,
     FIRST_PERSON_TOKENS,
     IDENTIFIER,
     NEGATORS,
@@ -51,10 +52,6 @@ LONE_LEAVE_CONFIDENCE = 0.45  # "I gave up on Jenkins" alone: a past use, record
 PRONOUN_PENALTY = 0.1
 MAX_FRONT_WORDS = 5
 MAX_TOPIC_WORDS = 5
-
-
-def _rx(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.IGNORECASE)
 
 
 @dataclass(frozen=True)

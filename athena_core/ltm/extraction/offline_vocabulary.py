@@ -89,8 +89,12 @@ HARD_BREAK = re.compile(r"[;:!?()\[\]\"]|\.(?=\s|$)|\s-\s")
 SOFT_BREAK = re.compile(r"[,/&]")
 
 
-def _rx(pattern: str) -> re.Pattern[str]:
+def ignorecase(pattern: str) -> re.Pattern[str]:
+    """A case-blind pattern: the offline extractor's vocabularies and cue tables are written lower-case."""
     return re.compile(pattern, re.IGNORECASE)
+
+
+_rx = ignorecase  # the short name the tables below (and the clause readers') use
 
 
 # Triggers: (relation, regex, kind). A trigger's match ends where its object begins.
