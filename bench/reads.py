@@ -23,6 +23,10 @@
      graph retrievers switched off: event and chain vectors fused by rank), i.e. without HTTP / JSON;
    - hybrid search in this process (the shipped settings: lexical + dense + neighbours + graph + time),
      `max_tokens` 1000 — `ratio_hybrid_to_dense` is the cost of hybrid over dense-only, same run;
+   - the same hybrid search as the third round ran it (`before_direct`: every candidate loaded, the
+     query's embedding and vector scans before the lexical search, `search_load_candidates` 0 and
+     `search_parallel` off), taking turns with the shipped one query by query:
+     `ratio_to_load_all_serial` is shipped p50 / that p50;
    - SearchMemory over HTTP (`POST /context/search`, max_tokens 1000) and GetContext over HTTP
      (`GET /context?query=...&pages=5`, hybrid chain ranking).
    Every request uses a query text not used before in that process, so the embedding cache never hides
@@ -33,7 +37,8 @@
    request a distinct query) for `--concurrent-seconds` (10 s) while a second `wrk` posts StoreEvent into
    the same user (another session) at about `--ingest-rate` (500) events/s, and a Celery worker (started
    for this phase) indexes what arrives: the reader's p50/p95/p99, its errors, the ingest rate reached and
-   its refusals (`transport: http-concurrent`). The user's vector cache then refreshes under the reads, as
+   its refusals (`transport: http-concurrent`). The worker is stopped after the phase, so the next size's
+   one-at-a-time figures are not measured beside its backlog (the next phase's worker takes it up). The user's vector cache then refreshes under the reads, as
    it does for a user who writes while reading. Those events stay: a reused `--data-dir` holds them on
    its next run (about 2k more events per size and run).
 
@@ -228,6 +233,17 @@ def seed_key(args: argparse.Namespace) -> dict:
             "layout": 2}  # 2: seeded events and chains marked indexed (older dirs are seeded again)
 
 
+def timed_in_turns(fns: list, query_lists: list[list[str]]) -> list[list[float]]:
+    """Seconds per call of each fn, the fns taking turns query by query (fn i gets query_lists[i])."""
+    out: list[list[float]] = [[] for _ in fns]
+    for i in range(len(query_lists[0])):
+        for fn, queries, times in zip(fns, query_lists, out):
+            t0 = time.perf_counter()
+            fn(queries[i])
+            times.append(time.perf_counter() - t0)
+    return out
+
+
 def timed(fn, queries: list[str]) -> list[float]:
     out = []
     for q in queries:
@@ -322,14 +338,17 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
     hybrid = HybridSearch(**stores_of_search, settings=settings)
     dense_only = HybridSearch(**stores_of_search, settings=settings.model_copy(update={
         "search_weight_lexical": 0.0, "search_weight_graph": 0.0}))
+    # the third round's way, measured beside the shipped one: every candidate loaded, stages one after another
+    before = HybridSearch(**stores_of_search, settings=settings.model_copy(update={
+        "search_load_candidates": 0, "search_parallel": False}))
     warm_up_and_freeze(hybrid)  # as the API does on its first search (athena_api/dependencies.py)
     try:
         stack.start_redis()
         stack.start_api()
         stack.wait_for_api(90.0)
         with httpx.Client(base_url=stack.base_url, timeout=120.0, trust_env=False) as client:
-            per_route: dict[str, dict[int, dict]] = {"dense_direct": {}, "search_direct": {}, "search_http": {},
-                                                     "context_http": {}, "search_concurrent": {}}
+            per_route: dict[str, dict[int, dict]] = {"dense_direct": {}, "before_direct": {}, "search_direct": {},
+                                                     "search_http": {}, "context_http": {}, "search_concurrent": {}}
             for n in args.sizes:
                 tenant = f"reads-{n}"
                 scope = UserScope(tenant_id=tenant, user_id="u0")
@@ -342,12 +361,16 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                         raise RuntimeError("dense-only search found nothing")
 
                 stage_samples: list[dict[str, float]] = []
+                before_samples: list[dict[str, float]] = []
 
-                def direct(q: str) -> None:
+                def direct(q: str, search=hybrid, samples=stage_samples) -> None:
                     timings: dict[str, float] = {}
-                    if not hybrid.search(scope, q, utc_now(), limit=50, max_tokens=MAX_TOKENS, timings=timings):
+                    if not search.search(scope, q, utc_now(), limit=50, max_tokens=MAX_TOKENS, timings=timings):
                         raise RuntimeError("hybrid search found nothing")
-                    stage_samples.append(timings)
+                    samples.append(timings)
+
+                def direct_before(q: str) -> None:
+                    direct(q, before, before_samples)
 
                 def search_http(q: str) -> None:
                     resp = client.post(f"/api/v1/sessions/{sid}/context/search",
@@ -362,17 +385,23 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
 
                 # first requests (cold user matrix; the API's first one also loads its embedder)
                 first = {name: ms(timed(fn, queries.take(1))[0])
-                         for name, fn in (("dense_direct", dense), ("search_direct", direct),
-                                          ("search_http", search_http), ("context_http", context_http))}
-                for fn in (dense, direct, search_http, context_http):
+                         for name, fn in (("dense_direct", dense), ("before_direct", direct_before),
+                                          ("search_direct", direct), ("search_http", search_http),
+                                          ("context_http", context_http))}
+                for fn in (dense, direct_before, direct, search_http, context_http):
                     timed(fn, queries.take(args.warmup))
                 search_queries = queries.take(args.queries)
                 stage_samples.clear()
+                before_samples.clear()
                 load_before = load_avg()
+                # each in-process route its own fresh queries: one shared embedding cache in this process;
+                # the third round's way and the shipped one take turns, query by query (same machine state)
+                before_times, direct_times = timed_in_turns([direct_before, direct],
+                                                            [queries.take(args.queries), search_queries])
                 results = {
-                    # each in-process route its own fresh queries: one shared embedding cache in this process
                     "dense_direct": timed(dense, queries.take(args.queries)),
-                    "search_direct": timed(direct, search_queries),
+                    "before_direct": before_times,
+                    "search_direct": direct_times,
                     "search_http": timed(search_http, search_queries),
                     "context_http": timed(context_http, queries.take(args.queries)),
                 }
@@ -381,13 +410,15 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                 api_rss = rss_mb(stack.processes["api"].pid)
                 bench_rss = rss_mb()
                 direct_p50 = percentile(sorted(results["search_direct"]), 50)
+                before_p50 = percentile(sorted(results["before_direct"]), 50)
                 dense_p50 = percentile(sorted(results["dense_direct"]), 50)
                 for name, latencies in results.items():
                     route, transport = name.split("_")
                     record = {
                         "bench": BENCH,
-                        "route": {"search": "SearchMemory", "context": "GetContext", "dense": "SearchMemory"}[route],
-                        "retrieval": "dense-only" if route == "dense" else "hybrid",
+                        "route": {"search": "SearchMemory", "context": "GetContext", "dense": "SearchMemory",
+                                  "before": "SearchMemory"}[route],
+                        "retrieval": {"dense": "dense-only", "before": "hybrid, load all, serial"}.get(route, "hybrid"),
                         "transport": transport,
                         "chains": n,
                         "events_per_chain": args.events_per_chain,
@@ -396,10 +427,11 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                         "first_request_ms": first[name],
                         "baseline_dense_direct_p50_ms": ms(dense_p50),
                         "ratio_hybrid_to_dense": round(direct_p50 / dense_p50, 3) if name == "search_direct" else None,
+                        "ratio_to_load_all_serial": round(direct_p50 / before_p50, 3) if name == "search_direct" else None,
                         "baseline_direct_p50_ms": ms(direct_p50),
                         "ratio_http_to_direct": (round(percentile(sorted(latencies), 50) / direct_p50, 3)
                                                  if transport == "http" else 1.0),
-                        "stage_ms": stages if name == "search_direct" else None,
+                        "stage_ms": {"search_direct": stages, "before_direct": stage_summary(before_samples)}.get(name),
                         "api_rss_mb": api_rss,
                         "bench_rss_mb": bench_rss,
                         "noise_chains": 3 * args.noise,
@@ -414,9 +446,11 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                     emit(record)
                     records.append(record)
                 if args.concurrent_readers > 0:
-                    if "worker" not in stack.processes:  # the ingest's pipeline runs as it does in production
-                        stack.start_worker()
+                    stack.start_worker()  # the ingest's pipeline runs as it does in production
                     record = under_ingest(args, stack, client, tenant, sid, queries, root / "wrk", n)
+                    # stopped again: its backlog (indexing what the phase ingested) would take a core from
+                    # the next size's one-at-a-time figures; the next phase's worker picks it up
+                    stack.stop_process("worker")
                     per_route["search_concurrent"][n] = record
                     emit(record)
                     records.append(record)

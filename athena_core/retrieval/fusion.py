@@ -7,7 +7,7 @@ BM25 scores, cosines and graph weights live on different scales; RRF uses only r
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 
@@ -48,3 +48,24 @@ def reciprocal_rank_fusion(
 def rank_bonus(rank: int, weight: float, k: float = 10.0) -> float:
     """What one more list would add for an item at `rank` (1-based): used for context signals."""
     return weight / (k + rank)
+
+
+def best_keys(rankings: Mapping[str, Sequence[str]], weights: Mapping[str, float], k: float, budget: int) -> list[str]:
+    """The keys worth loading: every key of the lists (budget ≤ 0), else the `budget` best by a first
+    fusion of their ranks. A key past the budget ranks below `budget` others in that fusion, so it could
+    only reach a result through signals added after it (neighbours, chain context, length, time order)."""
+    if budget <= 0:
+        return list(dict.fromkeys(key for keys in rankings.values() for key in keys))
+    return [f.key for f in reciprocal_rank_fusion(rankings, weights, k)[:budget]]
+
+
+def fuse_loaded(rankings: Mapping[str, Sequence[str]], weights: Mapping[str, float], k: float, *,
+                gone: Collection[str], loaded: Collection[str]) -> tuple[list[Fused], dict[str, int]]:
+    """RRF of lists of which only `loaded` keys can be results (a search loads the `best_keys`): `gone`
+    keys (loaded and not kept: archived, filtered out) leave the lists; keys never loaded keep their
+    place, so every loaded key gets the rank and score it would have with all keys loaded.
+    Returns the loaded keys fused, best first, and each one's rank among all fused keys."""
+    fused = reciprocal_rank_fusion({name: [key for key in keys if key not in gone] for name, keys in rankings.items()},
+                                   weights, k)
+    ranks = {f.key: rank for rank, f in enumerate(fused, start=1) if f.key in loaded}
+    return [f for f in fused if f.key in loaded], ranks

@@ -17,14 +17,24 @@ result shows its date(s) in its text and carries its time span, so the caller ca
 are sorted by fused score, deduplicated and packed into `max_tokens`; events after the best few are shown
 as excerpts (their best-matching sentences), so the budget holds more of the evidence.
 
+Cost (issue 16, `docs/retrieval.md` "Reads at scale"): the query's embedding and the vector scans run on
+a thread beside the lexical searches (`search_parallel`), and only the `search_load_candidates` best
+events and chains by a first fusion of the retrievers' ranks are loaded from the document store, each
+keeping the score it has with every candidate loaded (`fusion.fuse_loaded`); a query naming a time window
+loads them all, since its window bonus can lift any candidate.
+
 Here: the ranking and the packing. Beside it, one concept each: `search_hit.py` (what is returned),
 `neighbours.py`, `fact_candidates.py`, `metadata_filter.py`, `time_bonus.py`, `rendering.py` and
 `summary_pinning.py`; query terms for the lexical index come from `lexical_terms.py`.
 """
 from __future__ import annotations
 
+import contextvars
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from typing import TypeVar
 
 from athena_core.ltm.retrieval import FactRetriever
 from athena_core.models.chains import Chain, ChainStatus
@@ -33,7 +43,7 @@ from athena_core.models.scope import UserScope
 from athena_core.providers.embeddings import Embedder
 from athena_core.retrieval.budget import approx_tokens, pack_within_budget
 from athena_core.retrieval.fact_candidates import fact_candidates
-from athena_core.retrieval.fusion import rank_bonus, reciprocal_rank_fusion
+from athena_core.retrieval.fusion import best_keys, fuse_loaded, rank_bonus
 from athena_core.retrieval.lexical_terms import search_terms
 from athena_core.retrieval.metadata_filter import filtered
 from athena_core.retrieval.neighbours import with_neighbours
@@ -51,6 +61,7 @@ from athena_core.stores.vectors.port import VectorIndex
 from athena_core.wiring.settings import Settings
 
 OnAccess = Callable[[UserScope, list[Chain], datetime], None]
+T = TypeVar("T")
 
 
 class HybridSearch:
@@ -73,49 +84,55 @@ class HybridSearch:
         self.on_access = on_access
         self.facts = FactRetriever(graph, settings) if graph is not None else None
         self.settings = settings
+        self._pool: ThreadPoolExecutor | None = None  # made on first use (after any fork)
+        self._pool_lock = threading.Lock()
 
     # -- ranking ------------------------------------------------------------------------------------
     def _rank(self, scope: UserScope, query: str, now: datetime, metadata_filter: dict[str, str] | None,
               with_facts: bool, clock: StageClock) -> tuple[list[Candidate], dict[str, Chain]]:
         s = self.settings
         n = s.search_candidates
-        event_dense, chain_dense, event_lexical, chain_lexical = [], [], [], []  # a weight ≤ 0 switches one off
-        cosine: dict[str, float] = {}  # event id → cosine of its best-matching part
-        vector = None
-        if s.search_weight_dense > 0:
-            with clock("embedding"):
-                vector = self.embedder.embed([query])[0]
-            with clock("dense"):
-                event_dense, cosine = self._event_dense(scope, vector, n)
-                chain_dense = self.chain_vectors.search(scope, vector, n)
+        k = s.search_rrf_k
+        # the query's embedding and the vector scans run beside the lexical searches (both release the GIL)
+        dense_lists = self._in_background(self._dense_lists, scope, query, n, clock) if s.search_weight_dense > 0 \
+            else (lambda: (None, [], {}, []))
+        event_lexical, chain_lexical = [], []  # a weight ≤ 0 switches one off
         if s.search_weight_lexical > 0:
             with clock("lexical"):
                 terms = search_terms(query)
                 event_lexical = self.lexical.search(scope, terms, "event", n)
                 chain_lexical = self.lexical.search(scope, terms, "chain", n)
+        vector, event_dense, cosine, chain_dense = dense_lists()
         chain_cosine = {h.chain_id: h.similarity for h in chain_dense}
+        with clock("time_cues"):
+            cues = parse_time_cues(query, now)
+        # a window cue's bonus can lift any candidate of the pools, so such a query loads them all
+        budget = 0 if cues.window is not None else s.search_load_candidates
+        weights = {"dense": s.search_weight_dense, "lexical": s.search_weight_lexical}
 
         with clock("loading"):
-            events = {e.event_id: e for e in self.documents.get_events(
-                scope, list(dict.fromkeys([*event_lexical, *cosine]))) if self._findable(e.status, e.chain_id)}
-            chain_ids = list(dict.fromkeys([*chain_lexical, *chain_cosine, *(e.chain_id for e in events.values())]))
+            wanted = best_keys({"lexical": event_lexical, "dense": event_dense}, weights, k, budget)
+            events = {e.event_id: e for e in self.documents.get_events(scope, wanted)
+                      if self._findable(e.status, e.chain_id)}
+            chain_ids = list(dict.fromkeys([*best_keys({"dense": list(chain_cosine), "lexical": chain_lexical},
+                                                       weights, k, budget),
+                                            *(e.chain_id for e in events.values())]))
             chains = {c.chain_id: c for c in self.documents.get_chains(scope, chain_ids)
                       if c.status == ChainStatus.active}
             keep_event = None
             if metadata_filter:
                 events, chains, keep_event = filtered(self.documents, scope, events, chains, metadata_filter)
+            events = {e: event for e, event in events.items() if self._chain_kept(event.chain_id, chains)}
         with clock("fusion"):
-            chain_fused, chain_rank, event_fused = self._fuse(chain_cosine, chain_lexical, event_dense,
-                                                              event_lexical, events, chains)
+            chain_fused, chain_rank, event_fused = self._fuse(
+                chain_cosine, chain_lexical, event_dense, event_lexical, events, chains,
+                gone_events=set(wanted) - events.keys(), gone_chains=set(chain_ids) - chains.keys())
         with clock("neighbours"):
             event_scores = with_neighbours(self.documents, scope, [f for f in event_fused if events[f.key].chain_id],
                                            events, chains, s.search_weight_neighbour, keep_event)
         with clock("fusion"):
             candidates = self._candidates(chain_fused, chain_rank, event_fused, event_scores, events, chains,
                                           chain_cosine, cosine)
-        k = s.search_rrf_k
-        with clock("time_cues"):
-            cues = parse_time_cues(query, now)
         if with_facts and self.facts is not None and s.search_weight_graph > 0:
             with clock("graph"):
                 top_entities = [e for f in chain_fused[:3] for e in chains[f.key].entities]
@@ -132,19 +149,39 @@ class HybridSearch:
             candidates.sort(key=lambda c: -c.hit.score)
         return candidates, chains
 
+    def _dense_lists(self, scope: UserScope, query: str, n: int, clock: StageClock):
+        """(query vector, event ids by cosine, their cosines, chain hits by cosine)."""
+        with clock("embedding"):
+            vector = self.embedder.embed([query])[0]
+        with clock("dense"):
+            event_dense, cosine = self._event_dense(scope, vector, n)
+            chain_dense = self.chain_vectors.search(scope, vector, n)
+        return vector, event_dense, cosine, chain_dense
+
+    def _in_background(self, fn: Callable[..., T], *args) -> Callable[[], T]:
+        """Start `fn(*args)` on the search's thread pool (in this thread when `search_parallel` is off);
+        the returned call waits for its result (re-raising its error). The request's context (log ids)
+        goes along."""
+        if not self.settings.search_parallel:
+            result = fn(*args)
+            return lambda: result
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="athena-search")
+        future = self._pool.submit(contextvars.copy_context().run, fn, *args)
+        return future.result
+
     def _fuse(self, chain_cosine: dict[str, float], chain_lexical: list[str], event_dense: list[str],
-              event_lexical: list[str], events: dict, chains: dict[str, Chain]) -> tuple[list, dict[str, int], list]:
-        """Reciprocal rank fusion of the chain lists and of the event lists (only loaded, kept ones)."""
+              event_lexical: list[str], events: dict, chains: dict[str, Chain], *, gone_events: set[str],
+              gone_chains: set[str]) -> tuple[list, dict[str, int], list]:
+        """Reciprocal rank fusion of the chain lists and of the event lists (`fuse_loaded`: only loaded,
+        kept items are returned, each with the score it has when every candidate is loaded)."""
         s = self.settings
-        k = s.search_rrf_k
-        chain_fused = reciprocal_rank_fusion(
-            {"dense": [c for c in chain_cosine if c in chains], "lexical": [c for c in chain_lexical if c in chains]},
-            {"dense": s.search_weight_dense, "lexical": s.search_weight_lexical}, k)
-        chain_rank = {f.key: rank for rank, f in enumerate(chain_fused, start=1)}
-        event_fused = reciprocal_rank_fusion(
-            {"lexical": [e for e in event_lexical if e in events and self._chain_kept(events[e].chain_id, chains)],
-             "dense": [e for e in event_dense if e in events and self._chain_kept(events[e].chain_id, chains)]},
-            {"lexical": s.search_weight_lexical, "dense": s.search_weight_dense}, k)
+        weights = {"dense": s.search_weight_dense, "lexical": s.search_weight_lexical}
+        chain_fused, chain_rank = fuse_loaded({"dense": list(chain_cosine), "lexical": chain_lexical}, weights,
+                                              s.search_rrf_k, gone=gone_chains, loaded=chains)
+        event_fused, _ = fuse_loaded({"lexical": event_lexical, "dense": event_dense}, weights, s.search_rrf_k,
+                                     gone=gone_events, loaded=events)
         return chain_fused, chain_rank, event_fused
 
     def _candidates(self, chain_fused: list, chain_rank: dict[str, int], event_fused: list,

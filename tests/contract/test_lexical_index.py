@@ -125,6 +125,28 @@ def test_words_in_too_many_texts_are_dropped_unless_all_are_common(tmp_path) -> 
     assert len(unlimited.search(scope, search_terms("common zeppelin"), "event", 20)) == 11
 
 
+def test_document_frequencies_are_reused_for_a_while_per_scope_and_dropped_by_a_purge(tmp_path) -> None:
+    path = tmp_path / "df.sqlite3"
+    cached, fresh = SqliteLexical(path, max_df=3, df_cache_s=3600.0), SqliteLexical(path, max_df=3, df_cache_s=0.0)
+    scope, other = _scope(), _scope()
+    for s in (scope, other):
+        s_docs = [LexicalDoc(f"c{i}", "event", f"common filler {i}") for i in range(2)]
+        cached.upsert(s, [*s_docs, LexicalDoc("r1", "event", "common and the rare zeppelin")])
+    query = search_terms("common zeppelin")
+    assert len(cached.search(scope, query, "event", 20)) == 3  # "common" is in 3 texts: not too common
+    cached.upsert(scope, [LexicalDoc(f"m{i}", "event", f"common more {i}") for i in range(10)])
+    # counted 3 a moment ago, so "common" still counts; a recount (no cache) drops it (13 > max_df)
+    assert len(cached.search(scope, query, "event", 20)) == 13
+    assert fresh.search(scope, query, "event", 20) == ["r1"]
+    # the other user's count is its own
+    cached.upsert(other, [LexicalDoc(f"m{i}", "event", f"common more {i}") for i in range(10)])
+    assert cached.search(other, query, "event", 20) == ["r1"]
+    cached.delete_user(scope)  # a purge forgets the user's counts with its texts
+    cached.upsert(scope, [LexicalDoc(f"n{i}", "event", f"common again {i}") for i in range(5)] +
+                  [LexicalDoc("r2", "event", "common zeppelin")])
+    assert cached.search(scope, query, "event", 20) == ["r2"]
+
+
 def test_the_mongo_adapter_refuses_a_server_without_text_indexes(mongo_wire) -> None:
     """On SecantusDB the text index cannot be built: a clear error at start naming the setting, never
     an adapter that silently finds nothing."""

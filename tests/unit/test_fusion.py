@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from athena_core.retrieval.fusion import rank_bonus, reciprocal_rank_fusion
+from athena_core.retrieval.fusion import best_keys, fuse_loaded, rank_bonus, reciprocal_rank_fusion
 
 
 def test_scores_are_the_weighted_sum_of_reciprocal_ranks() -> None:
@@ -46,3 +46,29 @@ def test_ties_keep_first_seen_order_and_k_must_be_positive() -> None:
     with pytest.raises(ValueError, match="k must be positive"):
         reciprocal_rank_fusion({"a": ["x"]}, {}, k=0)
     assert rank_bonus(1, 0.5, k=10) == pytest.approx(0.5 / 11)
+
+
+def test_best_keys_loads_every_key_without_a_budget_else_the_best_by_a_first_fusion() -> None:
+    lists = {"lexical": ["a", "x", "b", "c"], "dense": ["b", "y", "a"]}
+    weights = {"lexical": 1.0, "dense": 1.0}
+    assert best_keys(lists, weights, 10.0, 0) == ["a", "x", "b", "c", "y"]
+    # a and b are in both lists, so they outrank x (lexical 2) and y (dense 2)
+    assert best_keys(lists, weights, 10.0, 2) == ["a", "b"]
+    assert best_keys(lists, weights, 10.0, 3) == ["a", "b", "x"]
+
+
+def test_fuse_loaded_keeps_each_loaded_keys_score_as_if_all_were_loaded() -> None:
+    lists = {"lexical": ["a", "x", "b"], "dense": ["b", "a", "y"]}
+    weights = {"lexical": 1.0, "dense": 0.5}
+    everything = {f.key: f.score for f in reciprocal_rank_fusion(lists, weights, 10.0)}
+    fused, ranks = fuse_loaded(lists, weights, 10.0, gone=set(), loaded={"a", "b"})  # x and y never loaded
+    assert [f.key for f in fused] == ["a", "b"]
+    assert {f.key: f.score for f in fused} == {"a": everything["a"], "b": everything["b"]}
+    assert ranks == {"a": 1, "b": 2}
+    # x loaded but not kept (say archived): it leaves the list and b moves up to lexical rank 2
+    fused, _ = fuse_loaded(lists, weights, 10.0, gone={"x"}, loaded={"a", "b", "y"})
+    b = next(f for f in fused if f.key == "b")
+    assert b.ranks == {"lexical": 2, "dense": 1} and b.score == 1.0 / 12 + 0.5 / 11
+    # the rank of a loaded key counts the unloaded keys above it
+    fused, ranks = fuse_loaded(lists, weights, 10.0, gone=set(), loaded={"y"})
+    assert [f.key for f in fused] == ["y"] and ranks["y"] == 4
