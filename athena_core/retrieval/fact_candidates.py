@@ -3,10 +3,11 @@ mention, and the user's own facts sharing a word with the query, each with its h
 
 Facts are ranked like chains and events, by reciprocal rank fusion of two lists, so a fact lands among
 them by how well it matches, not after them: ``graph`` (the traversal's S6.4 order: weight, heat; then
-the other values of each (subject, relation) found) and ``lexical`` (the facts whose statement shares
-query words, most shared first). Both count at `search_weight_graph`. For a (subject, relation) that
-changed over time, every value it had joins, each marked current or initial, and a "currently" /
-"first" cue in the query puts the value it asks for ahead of the others in both lists.
+the other values of each (subject, relation) found) and ``lexical`` (the facts whose statement, or the
+kind of tool their object is, shares query words, most shared first). Both count at
+`search_weight_graph`. For a (subject, relation) that changed over time, every value it had joins, each
+marked current or initial, and a "currently" / "first" cue in the query puts the value it asks for ahead
+of the others in both lists.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from athena_core.retrieval.lexical_terms import search_terms
 from athena_core.retrieval.rendering import render_fact
 from athena_core.retrieval.search_hit import Candidate, HitDraft, Span
 from athena_core.text.stemming import stem
+from athena_core.text.tool_kinds import kind_words
 
 
 def shared_terms(text: str, terms: list[str]) -> int:
@@ -32,9 +34,15 @@ def shares_a_term(text: str, terms: list[str]) -> bool:
     return shared_terms(text, terms) > 0
 
 
+def searchable_text(fact: Fact) -> str:
+    """What a query's words are compared with: the fact's statement and the kind of tool its object is
+    ("sam uses Zed" is also found by "which editor do I use now?")."""
+    return " ".join([statement(fact), *kind_words(fact.object.name)])
+
+
 def term_ranking(facts: list[Fact], terms: list[str]) -> list[Fact]:
-    """The facts whose statement shares a query word, most shared first (stable: S6.4 order breaks ties)."""
-    overlap = {f.edge_id: shared_terms(statement(f), terms) for f in facts}
+    """The facts whose text shares a query word, most shared first (stable: S6.4 order breaks ties)."""
+    overlap = {f.edge_id: shared_terms(searchable_text(f), terms) for f in facts}
     return sorted((f for f in facts if overlap[f.edge_id] > 0), key=lambda f: -overlap[f.edge_id])
 
 
@@ -44,7 +52,7 @@ def fact_candidates(facts: FactRetriever, scope: UserScope, query: str, chain_en
     `weight`), each with its dates, its current/initial marks and the event ids of its evidence."""
     terms = search_terms(query)
     named = facts.entity_facts(scope, query, chain_entities)
-    own = [f for f in facts.user_facts(scope) if shares_a_term(statement(f), terms)]
+    own = [f for f in facts.user_facts(scope) if shares_a_term(searchable_text(f), terms)]
     found = list({f.edge_id: f for f in [*named, *own]}.values())
     if not found:
         return []

@@ -51,6 +51,12 @@ def test_search_results_fuse_facts_that_cite_logged_events_and_the_persona_reads
                                          "include_facts": False}).json()
     assert without and all(r["source_type"] != "fact" for r in without)
 
+    # no word of this query is in a fact's statement: the kind of tool matches it ("Go" is a language), so
+    # the Go fact is in the facts' lexical list, not only reached through the entities of the top chains
+    kind = worker_api.post(url, json={"query": "Which programming language do I use?", "max_tokens": 400}).json()
+    assert any(r["source_type"] == "fact" and "Go" in r["content"].split() and "lexical" in r["retrievers"]
+               for r in kind), kind
+
     persona = worker_api.get(f"/api/v1/sessions/{session_id}/context").json()["user_persona"]
     assert "Uses Go." in persona and "Struggles with pgxpool settings." in persona, persona
     assert all(line[0].isupper() and line.endswith(".") for line in persona)

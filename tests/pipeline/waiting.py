@@ -38,15 +38,39 @@ def run_pipeline_and_wait(scope, flush: bool = True, steps=None, timeout_s: floa
 
 
 def promote_and_wait(runtime, user, timeout_s: float = DEFAULT_TIMEOUT_S) -> int:
-    """Run the promotion beat on the worker and wait until at least one chain of the user is promoted.
+    """Run the promotion beat on the worker until every hot chain of the user is promoted.
 
     The beat fans out one task per user (issue 13 item 5), so its own result counts users, not promotions:
-    the wait is on state (the chain's promoted content hash, recorded after its facts are written).
-    Returns the number of users the beat fanned out to."""
+    the wait is on state (each hot chain's promoted content hash, recorded after its facts are written).
+    A pass skips a chain whose user lock is busy (the pipeline was writing) and leaves it to the next
+    pass, so one promoted chain does not mean all: the beat is sent again until none is left.
+    Returns the number of users the first beat fanned out to."""
+    from athena_core.ltm.promotion import content_hash
+    from athena_core.models.events import utc_now
+    from athena_core.mtm.chain_heat import chain_heat
     from athena_tasks.app import app
 
+    settings = runtime.settings
     users = app.send_task("athena.beat.promote").get(timeout=timeout_s)["users"]
-    wait_until(lambda: any(c.promoted_evidence for c in runtime.documents.recent_chains(user)), timeout_s)
+
+    def waiting() -> list:
+        now = utc_now()
+        return [c for c in runtime.documents.recent_chains(user)
+                if chain_heat(c, now, settings.heat_tau_hours).heat >= settings.promote_threshold
+                and c.promoted_evidence != content_hash(c)]
+
+    def all_promoted() -> bool:
+        if not waiting():
+            return True
+        time.sleep(0.5)  # the pass of the last beat may still be running
+        if waiting():
+            app.send_task("athena.beat.promote").get(timeout=timeout_s)
+            return False
+        return True
+
+    wait_until(all_promoted, timeout_s)
+    if not any(c.promoted_evidence for c in runtime.documents.recent_chains(user)):
+        raise AssertionError("no chain of the user is hot enough to promote")
     return users
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from athena_core.models.ontology import Fact, GraphNode
-from athena_core.retrieval.fact_candidates import shares_a_term
+from athena_core.retrieval.fact_candidates import searchable_text, shares_a_term, term_ranking
 from athena_core.ltm.fact_timeline import mark_timeline
 from athena_core.retrieval.rendering import render_fact, timeline_label
 from athena_core.retrieval.search_hit import Candidate as _Candidate
@@ -82,3 +82,16 @@ def test_a_draft_becomes_the_search_hit_the_route_returns() -> None:
     assert isinstance(hit, SearchHit)
     assert SearchHit.model_validate(hit.model_dump()) == hit  # what FastAPI validates on the way out
     assert (hit.time_span.start, hit.evidence_event_ids, hit.is_current, hit.score) == (at(1, 1), ["evt_1"], True, 0.5)
+
+
+def test_a_tool_fact_is_found_by_the_kind_of_tool_it_names() -> None:
+    zed = fact("f1", "Zed", at(1, 1), at(2, 1), relation="USES")
+    postgres = fact("f2", "PostgreSQL", at(1, 1), at(2, 1), relation="USES")
+    portal = fact("f3", "onboarding portal", at(1, 1), at(2, 1))
+    facts = [zed, postgres, portal]
+    assert [f.edge_id for f in term_ranking(facts, search_terms("which editor do I use now?"))] == ["f1"]
+    assert [f.edge_id for f in term_ranking(facts, search_terms("what database do we keep?"))] == ["f2"]
+    assert [f.edge_id for f in term_ranking(facts, search_terms("what tools am I using"))] == ["f1", "f2"]
+    assert term_ranking(facts, search_terms("which editor")) and not term_ranking([portal], search_terms("editor"))
+    assert searchable_text(zed) == "user uses Zed editor ide tool"
+    assert searchable_text(portal) == "user works on onboarding portal"  # not a tool: its statement alone
