@@ -33,7 +33,7 @@
    the model call (dense-only and hybrid in this process get different lists; HTTP SearchMemory reuses
    the hybrid list, embedded once in the API process).
 
-4. Per size, unless `--concurrent-readers 0`: SearchMemory from 8 concurrent readers (`wrk -c 8`, each
+4. Per size (or per `--concurrent-sizes`), unless `--concurrent-readers 0`: SearchMemory from 8 concurrent readers (`wrk -c 8`, each
    request a distinct query) for `--concurrent-seconds` (10 s) while a second `wrk` posts StoreEvent into
    the same user (another session) at about `--ingest-rate` (500) events/s, and a Celery worker (started
    for this phase) indexes what arrives: the reader's p50/p95/p99, its errors, the ingest rate reached and
@@ -445,7 +445,7 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                     per_route[name][n] = record
                     emit(record)
                     records.append(record)
-                if args.concurrent_readers > 0:
+                if args.concurrent_readers > 0 and (args.concurrent_sizes is None or n in args.concurrent_sizes):
                     stack.start_worker()  # the ingest's pipeline runs as it does in production
                     record = under_ingest(args, stack, client, tenant, sid, queries, root / "wrk", n)
                     # stopped again: its backlog (indexing what the phase ingested) would take a core from
@@ -534,6 +534,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--omp-threads", type=int, default=None,
                    help="set OMP_NUM_THREADS (torch intra-op threads) in every process; default: as shipped (unset)")
     p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--concurrent-sizes", default=None,
+                   help="comma-separated sizes that get the concurrent phase (default: every size)")
     p.add_argument("--concurrent-readers", type=int, default=8,
                    help="per size, SearchMemory from this many wrk connections under ingest (0: skip)")
     p.add_argument("--ingest-rate", type=float, default=500.0, help="events/s posted meanwhile (about)")
@@ -544,6 +546,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.sizes is None:
         args.sizes = "1000,10000" if args.quick else "1000,10000,100000"
     args.sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    if args.concurrent_sizes is not None:
+        args.concurrent_sizes = [int(s) for s in args.concurrent_sizes.split(",") if s.strip()]
     if args.queries is None:
         args.queries = 20 if args.quick else 100
     if args.warmup is None:

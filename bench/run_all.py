@@ -32,9 +32,12 @@ BENCH_DIR = Path(__file__).resolve().parent
 ORDER = ["ingest", "pipeline", "reads", "vector_search", "document_store", "graph_upsert", "analytics"]
 # Extra arguments per mode. Quick (a CI smoke test): ingest loads one configuration per route for 1 s (8 clients), on
 # the embedded Redis only, and waits at most 1 s for the worker to drain (the drain waits alone took two of the
-# three CI minutes of the quick run: 12 configurations x 10 s).
+# three CI minutes of the quick run: 12 configurations x 10 s). The pipeline runs one configuration (2 worker
+# processes) and reads its concurrent phase at the larger size only: a smoke test runs each code path once
+# (each configuration or phase cost 17-35 s of CI).
 EXTRA_ARGS = {
-    "quick": {"ingest": ["--drain-timeout", "1", "--concurrency", "8", "--embedded-only"]},
+    "quick": {"ingest": ["--drain-timeout", "1", "--concurrency", "8", "--embedded-only"],
+              "pipeline": ["--workers", "2"], "reads": ["--concurrent-sizes", "10000"]},
     "full": {},
 }
 OMP_AWARE = {"pipeline", "reads"}
