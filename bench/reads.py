@@ -33,14 +33,14 @@
    the model call (dense-only and hybrid in this process get different lists; HTTP SearchMemory reuses
    the hybrid list, embedded once in the API process).
 
-4. Per size (or per `--concurrent-sizes`), unless `--concurrent-readers 0`: SearchMemory from 8 concurrent readers (`wrk -c 8`, each
-   request a distinct query) for `--concurrent-seconds` (10 s) while a second `wrk` posts StoreEvent into
-   the same user (another session) at about `--ingest-rate` (500) events/s, and a Celery worker (started
-   for this phase) indexes what arrives: the reader's p50/p95/p99, its errors, the ingest rate reached and
-   its refusals (`transport: http-concurrent`). The worker is stopped after the phase, so the next size's
-   one-at-a-time figures are not measured beside its backlog (the next phase's worker takes it up). The user's vector cache then refreshes under the reads, as
-   it does for a user who writes while reading. Those events stay: a reused `--data-dir` holds them on
-   its next run (about 2k more events per size and run).
+4. Per size (or per `--concurrent-sizes`), unless `--concurrent-readers 0`: SearchMemory from 8 concurrent
+   readers (`wrk -c 8`, each request a distinct query) for `--concurrent-seconds` (10 s) while a second `wrk`
+   posts StoreEvent into the same user (another session) at about `--ingest-rate` (500) events/s, and a Celery
+   worker (started for this phase) indexes what arrives: the reader's p50/p95/p99, its errors, the ingest rate
+   reached and its refusals (`transport: http-concurrent`). The worker is stopped after the phase, so the next
+   size's one-at-a-time figures are not measured beside its backlog (the next phase's worker takes it up). The
+   user's vector cache then refreshes under the reads, as it does for a user who writes while reading. Those
+   events stay: a reused `--data-dir` holds them on its next run (about 2k more events per size and run).
 
 `--data-dir DIR` keeps the seeded files in DIR (not deleted afterwards) and reuses them on the next run
 when they were seeded with the same sizes, pool, events per chain, noise and seed (`seeded.json`): the 100k
@@ -427,7 +427,8 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                         "first_request_ms": first[name],
                         "baseline_dense_direct_p50_ms": ms(dense_p50),
                         "ratio_hybrid_to_dense": round(direct_p50 / dense_p50, 3) if name == "search_direct" else None,
-                        "ratio_to_load_all_serial": round(direct_p50 / before_p50, 3) if name == "search_direct" else None,
+                        "ratio_to_load_all_serial": (round(direct_p50 / before_p50, 3)
+                                                     if name == "search_direct" else None),
                         "baseline_direct_p50_ms": ms(direct_p50),
                         "ratio_http_to_direct": (round(percentile(sorted(latencies), 50) / direct_p50, 3)
                                                  if transport == "http" else 1.0),

@@ -5,9 +5,10 @@ Nothing is superseded in the graph: "I switched from VS Code to Zed" leaves both
 value is the one observed last (newest `valid_at`), the initial one the one observed first (oldest
 `first_valid_at`). A (subject, relation) with one value has it both current and initial. Only a value a
 reader can rely on is marked: when the (subject, relation) has values at or above the retrieval floor
-(SPEC S6.4, `graph_min_confidence`, 0.5), an unsure value written below it (seed 002: written low, not dropped) is neither
-current nor initial, so "what do I use now?" never answers with a guess over a stated fact. Pure: the
-caller passes every value it knows of the (subject, relation) — a partial history gives a partial answer.
+(SPEC S6.4, `graph_min_confidence`, 0.5), an unsure value written below it (seed 002: written low, not
+dropped) is neither current nor initial, so "what do I use now?" never answers with a guess over a
+stated fact. Pure: the caller passes every value it knows of the (subject, relation) — a partial
+history gives a partial answer.
 """
 from __future__ import annotations
 

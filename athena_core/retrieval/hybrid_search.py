@@ -109,13 +109,14 @@ class HybridSearch:
         # a window cue's bonus can lift any candidate of the pools, so such a query loads them all
         budget = 0 if cues.window is not None else s.search_load_candidates
         weights = {"dense": s.search_weight_dense, "lexical": s.search_weight_lexical}
+        event_lists = {"lexical": event_lexical, "dense": event_dense}
+        chain_lists = {"dense": list(chain_cosine), "lexical": chain_lexical}
 
         with clock("loading"):
-            wanted = best_keys({"lexical": event_lexical, "dense": event_dense}, weights, k, budget)
+            wanted = best_keys(event_lists, weights, k, budget)
             events = {e.event_id: e for e in self.documents.get_events(scope, wanted)
                       if self._findable(e.status, e.chain_id)}
-            chain_ids = list(dict.fromkeys([*best_keys({"dense": list(chain_cosine), "lexical": chain_lexical},
-                                                       weights, k, budget),
+            chain_ids = list(dict.fromkeys([*best_keys(chain_lists, weights, k, budget),
                                             *(e.chain_id for e in events.values())]))
             chains = {c.chain_id: c for c in self.documents.get_chains(scope, chain_ids)
                       if c.status == ChainStatus.active}
@@ -123,10 +124,10 @@ class HybridSearch:
             if metadata_filter:
                 events, chains, keep_event = filtered(self.documents, scope, events, chains, metadata_filter)
             events = {e: event for e, event in events.items() if self._chain_kept(event.chain_id, chains)}
-        with clock("fusion"):
-            chain_fused, chain_rank, event_fused = self._fuse(
-                chain_cosine, chain_lexical, event_dense, event_lexical, events, chains,
-                gone_events=set(wanted) - events.keys(), gone_chains=set(chain_ids) - chains.keys())
+        with clock("fusion"):  # only loaded, kept items come out, each scored as with every candidate loaded
+            chain_fused, chain_rank = fuse_loaded(chain_lists, weights, k, gone=set(chain_ids) - chains.keys(),
+                                                  loaded=chains)
+            event_fused, _ = fuse_loaded(event_lists, weights, k, gone=set(wanted) - events.keys(), loaded=events)
         with clock("neighbours"):
             event_scores = with_neighbours(self.documents, scope, [f for f in event_fused if events[f.key].chain_id],
                                            events, chains, s.search_weight_neighbour, keep_event)
@@ -170,19 +171,6 @@ class HybridSearch:
                 self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="athena-search")
         future = self._pool.submit(contextvars.copy_context().run, fn, *args)
         return future.result
-
-    def _fuse(self, chain_cosine: dict[str, float], chain_lexical: list[str], event_dense: list[str],
-              event_lexical: list[str], events: dict, chains: dict[str, Chain], *, gone_events: set[str],
-              gone_chains: set[str]) -> tuple[list, dict[str, int], list]:
-        """Reciprocal rank fusion of the chain lists and of the event lists (`fuse_loaded`: only loaded,
-        kept items are returned, each with the score it has when every candidate is loaded)."""
-        s = self.settings
-        weights = {"dense": s.search_weight_dense, "lexical": s.search_weight_lexical}
-        chain_fused, chain_rank = fuse_loaded({"dense": list(chain_cosine), "lexical": chain_lexical}, weights,
-                                              s.search_rrf_k, gone=gone_chains, loaded=chains)
-        event_fused, _ = fuse_loaded({"lexical": event_lexical, "dense": event_dense}, weights, s.search_rrf_k,
-                                     gone=gone_events, loaded=events)
-        return chain_fused, chain_rank, event_fused
 
     def _candidates(self, chain_fused: list, chain_rank: dict[str, int], event_fused: list,
                     event_scores: dict[str, tuple[float, list[str]]], events: dict, chains: dict[str, Chain],
