@@ -37,7 +37,7 @@ def build_documents(settings: Settings) -> DocumentStore:
 
 
 def build_vectors(settings: Settings, dimension: int, of: str = "chains") -> VectorIndex:
-    """SQLite exact search by default: every process (API, each worker) can open it (S9 numbers in docs).
+    """SQLite search by default (exact, approximate for a user past `vector_ann_min_rows`): every process (API, each worker) can open it (S9 numbers in docs).
 
     `of` = "chains" (one vector per chain) or "events" (one per consolidated event, for hybrid search):
     the same adapter, a second file or collection.
@@ -51,7 +51,8 @@ def build_vectors(settings: Settings, dimension: int, of: str = "chains") -> Vec
     from athena_core.stores.vectors.sqlite_vectors import SqliteVectors
 
     name = "vectors.sqlite3" if of == "chains" else "event_vectors.sqlite3"
-    return SqliteVectors(settings.data_dir / name, dimension)
+    return SqliteVectors(settings.data_dir / name, dimension, ann_min_rows=settings.vector_ann_min_rows,
+                         ann_nprobe=settings.vector_ann_nprobe)
 
 
 def build_lexical(settings: Settings) -> LexicalIndex:

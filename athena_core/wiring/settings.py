@@ -5,6 +5,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -69,6 +70,9 @@ class Settings(BaseSettings):
 
     # Vectors (S0, S9)
     vector_store: Literal["sqlite", "milvus"] = "sqlite"
+    # sqlite: a user with this many vectors or more is searched through an approximate (IVF) index; 0 = never
+    vector_ann_min_rows: int = Field(default=100_000, ge=0)
+    vector_ann_nprobe: int = Field(default=24, ge=1)  # clusters of about √n scanned per IVF search
     milvus_uri: str = ""  # a Milvus server URL, or a local Milvus Lite directory
     milvus_token: str = ""
     milvus_collection: str = "athena_chains"

@@ -172,3 +172,90 @@ def test_the_runtime_keeps_lexical_in_sqlite_when_told(tmp_path, mongo_wire_url)
         assert index.search(scope, search_terms("Ottoline"), "event", 10) == ["e1"]
     finally:
         index.close()
+
+
+def test_an_index_of_the_layout_before_is_moved_on_open_and_searches_alike(tmp_path) -> None:
+    """Before the scope prefixes a scope column was ANDed into each query: such a file's rows are moved
+    into the prefixed table when the adapter opens it, and every doc is found as before, in its scope only."""
+    import hashlib
+    import sqlite3
+
+    path = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "CREATE TABLE lexical_docs (id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, "
+        "kind TEXT NOT NULL, doc_id TEXT NOT NULL, UNIQUE (tenant_id, user_id, kind, doc_id));"
+        "CREATE VIRTUAL TABLE lexical_fts USING fts5(body, scope, tokenize = 'porter unicode61');")
+    scope, other = _scope(), _scope()
+    for n, (owner, doc) in enumerate([(scope, d) for d in DOCS] + [(other, LexicalDoc("x1", "event", "Ottoline"))]):
+        token = "s" + hashlib.sha1(f"{owner.tenant_id}\x00{owner.user_id}\x00{doc.kind}".encode()).hexdigest()[:24]
+        conn.execute("INSERT INTO lexical_docs VALUES (?, ?, ?, ?, ?)", (n + 1, owner.tenant_id, owner.user_id,
+                                                                       doc.kind, doc.doc_id))
+        conn.execute("INSERT INTO lexical_fts (rowid, body, scope) VALUES (?, ?, ?)", (n + 1, doc.body, token))
+    conn.commit()
+    conn.close()
+
+    index = SqliteLexical(path)
+    assert index.search(scope, search_terms("What did Ottoline want?"), "event", 10) == ["e1"]
+    assert index.search(scope, search_terms("hikes"), "event", 10) == ["e2"]
+    assert index.search(scope, search_terms("budget"), "chain", 10) == ["c1"]
+    assert index.search(other, search_terms("Ottoline"), "event", 10) == ["x1"]
+    tables = {r[0] for r in index._conn().execute("SELECT name FROM sqlite_master")}
+    assert "lexical_fts" not in tables
+    index.upsert(scope, [LexicalDoc("e4", "event", "Ottoline again")])  # and it takes new docs as usual
+    assert set(index.search(scope, search_terms("Ottoline"), "event", 10)) == {"e1", "e4"}
+    SqliteLexical(path).close()  # a second open finds nothing left to move
+
+
+def test_a_word_that_spells_another_scopes_prefix_finds_nothing_of_that_scope(tmp_path) -> None:
+    """Words are stored glued to their scope's prefix: a tenant that writes (or asks for) another scope's
+    prefix followed by a word still reads only its own docs."""
+    from athena_core.stores.lexical.sqlite_lexical import scope_prefix
+
+    index = SqliteLexical(tmp_path / "walls.sqlite3")
+    victim, attacker = _scope(), _scope()
+    index.upsert(victim, [LexicalDoc("v1", "event", "the vault code is zanzibar")])
+    forged = scope_prefix(victim.tenant_id, victim.user_id, "event") + "zanzibar"
+    index.upsert(attacker, [LexicalDoc("a1", "event", f"my note {forged}")])
+    assert index.search(attacker, [forged], "event", 10) == ["a1"]  # its own doc, holding the forged word
+    assert index.search(attacker, ["zanzibar"], "event", 10) == []
+    assert index.search(victim, [forged], "event", 10) == []  # nor does the victim see the attacker's
+    assert index.search(victim, ["zanzibar"], "event", 10) == ["v1"]
+
+
+def test_bm25_weighs_a_word_by_how_rare_it_is_among_the_users_own_texts(tmp_path) -> None:
+    """A word common in another tenant's texts is still rare in this user's: document frequencies are the
+    scope's own, so another tenant's data does not change this user's ranking."""
+    index = SqliteLexical(tmp_path / "idf.sqlite3", max_df=0)
+    scope, other = _scope(), _scope()
+    index.upsert(scope, [LexicalDoc("k", "event", "kayak trip"), LexicalDoc("p", "event", "pottery class")] +
+                 [LexicalDoc(f"f{i}", "event", f"pottery notes {i}") for i in range(6)])
+    alone = index.search(scope, ["kayak", "pottery"], "event", 10)
+    index.upsert(other, [LexicalDoc(f"o{i}", "event", "kayak kayak kayak") for i in range(200)])
+    assert index.search(scope, ["kayak", "pottery"], "event", 10) == alone
+    assert alone[0] == "k"  # the user's rare word ranks its text first
+
+
+def test_replaced_and_deleted_texts_leave_no_postings_behind(tmp_path) -> None:
+    """The FTS5 table is contentless: a row is removed by handing FTS5 the text it indexed. Were that text
+    wrong, the old postings would stay (found by a raw MATCH, counted as document frequencies) even though
+    the join to `lexical_docs` hides them from results; so count them in the FTS5 table itself."""
+    from athena_core.stores.lexical.sqlite_lexical import scope_prefix
+
+    index = SqliteLexical(tmp_path / "postings.sqlite3")
+    scope = _scope()
+    index.upsert(scope, [LexicalDoc(f"d{i}", "event", f"Zeppelin trip number {i}") for i in range(5)])
+    index.upsert(scope, [LexicalDoc("d0", "event", "Kayak trip instead"), LexicalDoc("d1", "event", "Kayak too")])
+    index.upsert(scope, [LexicalDoc("d1", "event", "Kayak too")])  # the same text again: no change
+    index.delete(scope, "event", ["d2"])
+    prefix = scope_prefix(scope.tenant_id, scope.user_id, "event")
+    conn = index._conn()
+
+    def postings(word: str) -> int:
+        return conn.execute("SELECT count(*) FROM lexical_scoped_fts WHERE lexical_scoped_fts MATCH ?",
+                            (f'"{prefix}{word}"',)).fetchone()[0]
+
+    assert postings("zeppelin") == 2 and postings("kayak") == 2 and postings("trip") == 3
+    conn.execute("INSERT INTO lexical_scoped_fts (lexical_scoped_fts) VALUES ('integrity-check')")
+    index.delete_user(scope)
+    assert postings("zeppelin") == 0 and postings("kayak") == 0 and postings("trip") == 0

@@ -57,7 +57,10 @@ def test_small_matrices_or_no_index_scan_the_float32_rows() -> None:
     assert top_k(matrix, None, matrix[0], 500)[0].size == 100
 
 
-def test_a_large_users_search_answers_alike_before_and_after_its_index_is_built(tmp_path) -> None:
+@pytest.mark.parametrize("ann_min_rows", [0, COARSE_MIN_ROWS])
+def test_a_large_users_search_answers_alike_before_and_after_its_index_is_built(tmp_path, ann_min_rows) -> None:
+    """Exact float16 index (ann_min_rows 0) or approximate one (the user has ann_min_rows rows): the same
+    answer for a query among near-duplicates, before the index exists (plain scan) and after."""
     pytest.importorskip("faiss")
     import time
 
@@ -66,7 +69,7 @@ def test_a_large_users_search_answers_alike_before_and_after_its_index_is_built(
 
     rng = np.random.default_rng(5)
     matrix = clustered(rng, COARSE_MIN_ROWS + 500, 0.01)
-    store = SqliteVectors(tmp_path / "v.sqlite3", 384)
+    store = SqliteVectors(tmp_path / "v.sqlite3", 384, ann_min_rows=ann_min_rows)
     scope = UserScope(tenant_id="t", user_id="u")
     store.upsert_many(scope, [f"c{i}" for i in range(len(matrix))], matrix)
     try:
@@ -74,7 +77,8 @@ def test_a_large_users_search_answers_alike_before_and_after_its_index_is_built(
         deadline = time.monotonic() + 30.0
         while store._load(scope).coarse() is None and time.monotonic() < deadline:
             time.sleep(0.05)  # waits for the background build; not a timing assertion
-        assert store._load(scope).coarse() is not None
+        index = store._load(scope).coarse()
+        assert index is not None and index.approximate == bool(ann_min_rows)
         assert store.search(scope, matrix[7], 50) == first
     finally:
         store.close()
@@ -165,3 +169,43 @@ def test_a_large_users_search_may_lag_by_the_refresh_interval_but_own_write_read
     assert "fresh" in lagging.vectors_of(scope, ["fresh"])
     for store in (writer, lagging, exact):
         store.close()
+
+
+def test_an_approximate_index_for_a_large_user_finds_nearly_what_the_full_scan_finds() -> None:
+    """From `ann_min_rows` rows the index is an IVF one: it scans the clusters nearest the query only, so
+    it may miss a row; its scores are the float32 ones. On clustered rows (topics of 50 near-duplicates)
+    with queries between two topics, its top 100 holds at least 95 % of the full scan's (the two topics'
+    rows; past them the full scan's list is rows at cosine ~0, which no index finds by neighbourhood)."""
+    pytest.importorskip("faiss")
+    rng = np.random.default_rng(11)
+    matrix = clustered(rng, COARSE_MIN_ROWS + 5000, 0.04)
+    ann = coarse_index(matrix, ann_min_rows=COARSE_MIN_ROWS, nprobe=24)
+    assert ann is not None and ann.approximate and ann.ntotal == len(matrix)
+    assert coarse_index(matrix, ann_min_rows=0) is not None and not coarse_index(matrix, ann_min_rows=0).approximate
+    recalls = []
+    for _ in range(10):
+        a, b = matrix[rng.integers(len(matrix), size=2)]
+        query = (a + b + rng.normal(0.0, 0.05, 384)).astype(np.float32)
+        query /= np.linalg.norm(query)
+        rows, scores = top_k(matrix, ann, query, 100)
+        want_rows, _ = plain_top_k(matrix, query, 100)
+        assert scores.tolist() == exact_scores(matrix[rows], query).tolist()  # exact scores of what it found
+        assert list(scores) == sorted(scores, reverse=True)
+        recalls.append(len(set(rows.tolist()) & set(want_rows)) / 100)
+    assert np.mean(recalls) >= 0.95, recalls
+    one = coarse_index(matrix, ann_min_rows=COARSE_MIN_ROWS, nprobe=1)
+    narrow = [len(set(top_k(matrix, one, q, 200)[0].tolist()) & set(plain_top_k(matrix, q, 200)[0])) / 200
+              for q in matrix[rng.integers(len(matrix), size=5)]]
+    assert min(narrow) > 0  # one cluster still finds the query's own neighbourhood
+
+
+def test_rows_appended_after_an_approximate_index_are_searched_exactly() -> None:
+    pytest.importorskip("faiss")
+    rng = np.random.default_rng(12)
+    matrix = clustered(rng, COARSE_MIN_ROWS + 2000, 0.04)
+    covered = COARSE_MIN_ROWS + 1000
+    ann = coarse_index(matrix[:covered], ann_min_rows=COARSE_MIN_ROWS)
+    assert ann is not None and ann.ntotal == covered
+    target = covered + 500  # a row the index has never seen: its own vector must come back first
+    rows, scores = top_k(matrix, ann, matrix[target], 10)
+    assert rows[0] == target and scores[0] == pytest.approx(1.0, abs=1e-5)

@@ -1,13 +1,25 @@
 """SQLite FTS5 adapter of the lexical index: BM25 over a user's events and chain summaries.
 
-Porter stemming ("hikes" meets "hiking"), unicode61 folding. Every row carries a scope token (a hash of
-tenant, user and kind) in an indexed column, and every query ANDs it in, so FTS5 resolves the scope from
-its own index: a search never reads another tenant's postings. A plain table maps rows to their
-(tenant, user, kind, doc_id) so upserts replace and purges delete by scope.
+Porter stemming ("hikes" meets "hiking"), unicode61 folding. Every indexed word carries its scope: it is
+stored as a scope prefix (31 digits of a hash of tenant, user and kind) glued to the word, and a query
+asks for prefixed words, so FTS5 finds a user's postings in its own index and a search never reads
+another tenant's. Each (scope, word) is its own FTS5 term, so BM25's document frequencies are the user's
+own, not all tenants' together. A plain table maps rows to their (tenant, user, kind, doc_id) and holds
+their text, so upserts replace, purges delete by scope, and every result row is checked against the scope
+it was asked for. The FTS5 table is contentless (it holds the index only): a text is stored once, in the
+plain table, and an FTS5 row is deleted by giving it the prefixed text again (FTS5's 'delete' command).
+
+Why prefixes and not a scope column ANDed into every query (the layout before, migrated on open): BM25
+was computed for every matching row over every phrase of the query, the scope phrase too, whose postings
+hold all the user's docs. At 200k docs a user's event search took 19 ms with it and 7 ms without
+(docs/retrieval.md, "fifth round"). Digits are consonants to the Porter stemmer, so the prefix does not
+change how a word is stemmed (except a word starting with "y", which it then reads as a vowel).
 """
 from __future__ import annotations
 
 import hashlib
+import logging
+import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,10 +32,18 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS lexical_docs (
     id INTEGER PRIMARY KEY,
     tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, kind TEXT NOT NULL, doc_id TEXT NOT NULL,
+    body TEXT NOT NULL DEFAULT '',
     UNIQUE (tenant_id, user_id, kind, doc_id)
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS lexical_fts USING fts5(body, scope, tokenize = 'porter unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS lexical_scoped_fts USING fts5(body, content = '', tokenize = 'porter unicode61');
 """
+# The layout before (texts in the FTS5 table, a scope column ANDed into each query): moved on open.
+OLD_TABLE = "lexical_fts"
+
+log = logging.getLogger(__name__)
+
+# What unicode61 reads as one token: letters, digits and private-use characters; "_" and punctuation split.
+WORD = re.compile(r"[^\W_]+")
 
 
 # How long a term's document frequency is reused. It only decides which terms are too common to score
@@ -38,9 +58,23 @@ def _phrase(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def scope_token(scope: UserScope, kind: str) -> str:
-    digest = hashlib.sha1(f"{scope.tenant_id}\x00{scope.user_id}\x00{kind}".encode()).hexdigest()[:24]
-    return f"s{digest}"
+def scope_prefix(tenant_id: str, user_id: str, kind: str) -> str:
+    """31 digits (100 bits of a hash) put before each of the scope's words. A fixed length, so a prefixed
+    word can only be read one way: another scope's word never equals it, whatever that word is."""
+    digest = hashlib.sha1(f"{tenant_id}\x00{user_id}\x00{kind}".encode()).hexdigest()[:25]
+    return str(int(digest, 16)).zfill(31)
+
+
+def scoped_text(prefix: str, text: str) -> str:
+    """The text as the index holds it: its words, each glued to the scope prefix."""
+    return " ".join(prefix + word for word in WORD.findall(text))
+
+
+def _scoped_phrase(prefix: str, term: str) -> str | None:
+    """A query term as an FTS5 phrase of the scope's words ("e-mail": two words in a row); None when it
+    holds no word."""
+    words = WORD.findall(term)
+    return _phrase(" ".join(prefix + w for w in words)) if words else None
 
 
 class SqliteLexical(SqliteAdapter):
@@ -54,27 +88,66 @@ class SqliteLexical(SqliteAdapter):
         super().__init__(path, synchronous)
         self.max_df = max_df
         self.df_cache_s = df_cache_s
-        self._df: dict[tuple[str, str], tuple[int, float]] = {}  # (scope token, term) → (count, when)
+        self._df: dict[tuple[str, str], tuple[int, float]] = {}  # (scope prefix, term) → (count, when)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Move the texts of the layout before into `lexical_docs` and index them prefixed, once."""
+        conn = self._conn()
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (OLD_TABLE,)).fetchone():
+            return
+        with self._write() as conn:
+            if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (OLD_TABLE,)).fetchone():
+                return  # another process moved them meanwhile
+            if "body" not in {r[1] for r in conn.execute("PRAGMA table_info(lexical_docs)")}:
+                conn.execute("ALTER TABLE lexical_docs ADD COLUMN body TEXT NOT NULL DEFAULT ''")
+            conn.execute(f"UPDATE lexical_docs SET body = (SELECT f.body FROM {OLD_TABLE} f WHERE f.rowid = lexical_docs.id)"
+                         f" WHERE id IN (SELECT rowid FROM {OLD_TABLE})")
+            rows = conn.execute("SELECT id, body, tenant_id, user_id, kind FROM lexical_docs").fetchall()
+            conn.executemany("INSERT INTO lexical_scoped_fts (rowid, body) VALUES (?, ?)",
+                             [(r[0], scoped_text(scope_prefix(r[2], r[3], r[4]), r[1])) for r in rows])
+            conn.execute(f"DROP TABLE {OLD_TABLE}")
+        log.info("lexical index: %d docs moved to the scope-prefixed layout", len(rows))
+
+    @staticmethod
+    def _unindex(conn, rows: list) -> None:
+        """Remove rows (id, body, tenant, user, kind) from the contentless index: FTS5 must be given the
+        very text it indexed to find its terms."""
+        conn.executemany(
+            "INSERT INTO lexical_scoped_fts (lexical_scoped_fts, rowid, body) VALUES ('delete', ?, ?)",
+            [(r[0], scoped_text(scope_prefix(r[2], r[3], r[4]), r[1])) for r in rows])
 
     def upsert(self, scope: UserScope, docs: list[LexicalDoc]) -> None:
         if not docs:
             return
         with self._write() as conn:
             for doc in docs:
-                row = conn.execute(
-                    "INSERT INTO lexical_docs (tenant_id, user_id, kind, doc_id) VALUES (?, ?, ?, ?) "
-                    "ON CONFLICT DO UPDATE SET kind = excluded.kind RETURNING id",
+                old = conn.execute(
+                    "SELECT id, body, tenant_id, user_id, kind FROM lexical_docs "
+                    "WHERE tenant_id = ? AND user_id = ? AND kind = ? AND doc_id = ?",
                     (scope.tenant_id, scope.user_id, doc.kind, doc.doc_id),
                 ).fetchone()
-                conn.execute("DELETE FROM lexical_fts WHERE rowid = ?", (row[0],))
-                conn.execute("INSERT INTO lexical_fts (rowid, body, scope) VALUES (?, ?, ?)",
-                             (row[0], doc.body, scope_token(scope, doc.kind)))
+                if old is not None:
+                    if old[1] == doc.body:
+                        continue  # re-indexing the same text (formation re-indexes its run's events)
+                    self._unindex(conn, [old])
+                    conn.execute("UPDATE lexical_docs SET body = ? WHERE id = ?", (doc.body, old[0]))
+                    rowid = old[0]
+                else:
+                    rowid = conn.execute(
+                        "INSERT INTO lexical_docs (tenant_id, user_id, kind, doc_id, body) VALUES (?, ?, ?, ?, ?) "
+                        "RETURNING id", (scope.tenant_id, scope.user_id, doc.kind, doc.doc_id, doc.body),
+                    ).fetchone()[0]
+                prefix = scope_prefix(scope.tenant_id, scope.user_id, doc.kind)
+                conn.execute("INSERT INTO lexical_scoped_fts (rowid, body) VALUES (?, ?)",
+                             (rowid, scoped_text(prefix, doc.body)))
 
     def _delete_rows(self, conn, where: str, params: tuple) -> int:
-        ids = [r[0] for r in conn.execute(f"SELECT id FROM lexical_docs WHERE {where}", params)]
-        conn.executemany("DELETE FROM lexical_fts WHERE rowid = ?", [(i,) for i in ids])
-        conn.executemany("DELETE FROM lexical_docs WHERE id = ?", [(i,) for i in ids])
-        return len(ids)
+        rows = conn.execute(f"SELECT id, body, tenant_id, user_id, kind FROM lexical_docs WHERE {where}",
+                            params).fetchall()
+        self._unindex(conn, rows)
+        conn.executemany("DELETE FROM lexical_docs WHERE id = ?", [(r[0],) for r in rows])
+        return len(rows)
 
     def delete(self, scope: UserScope, kind: str, doc_ids: list[str]) -> int:
         if not doc_ids:
@@ -85,8 +158,8 @@ class SqliteLexical(SqliteAdapter):
                                      (scope.tenant_id, scope.user_id, kind, *doc_ids))
 
     def delete_user(self, scope: UserScope) -> int:
-        tokens = {scope_token(scope, kind) for kind in ("event", "chain")}
-        for key in [k for k in list(self._df) if k[0] in tokens]:  # list(): one atomic copy
+        prefixes = {scope_prefix(scope.tenant_id, scope.user_id, kind) for kind in ("event", "chain")}
+        for key in [k for k in list(self._df) if k[0] in prefixes]:  # list(): one atomic copy
             self._df.pop(key, None)
         with self._write() as conn:
             return self._delete_rows(conn, "tenant_id = ? AND user_id = ?", (scope.tenant_id, scope.user_id))
@@ -96,32 +169,32 @@ class SqliteLexical(SqliteAdapter):
         index segments until they are merged. `optimize` merges every segment into one without them; then
         the file is scrubbed like every SQLite file (VACUUM, WAL truncated)."""
         with self._write() as conn:
-            conn.execute("INSERT INTO lexical_fts (lexical_fts) VALUES ('optimize')")
+            conn.execute("INSERT INTO lexical_scoped_fts (lexical_scoped_fts) VALUES ('optimize')")
         return "optimized, " + super().scrub(vacuum=vacuum, wait_s=wait_s)
 
-    def _document_frequency(self, conn, token: str, term: str) -> int:
-        """How many of the scope's docs hold `term`, counted up to `max_df` + 1 (cheap for rare terms),
-        reused for `df_cache_s` (the cache holds counts only, per scope token; a purge drops its own)."""
+    def _document_frequency(self, conn, prefix: str, phrase: str) -> int:
+        """How many of the scope's docs hold the phrase, counted up to `max_df` + 1 (cheap for rare terms),
+        reused for `df_cache_s` (the cache holds counts only, per scope prefix; a purge drops its own)."""
         now = time.monotonic()
-        cached = self._df.get((token, term))
+        cached = self._df.get((prefix, phrase))
         if cached is not None and now - cached[1] < self.df_cache_s:
             return cached[0]
         count = conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM lexical_fts WHERE lexical_fts MATCH ? LIMIT ?)",
-            (f'scope : "{token}" AND body : {_phrase(term)}', self.max_df + 1),
+            "SELECT count(*) FROM (SELECT 1 FROM lexical_scoped_fts WHERE lexical_scoped_fts MATCH ? LIMIT ?)",
+            (phrase, self.max_df + 1),
         ).fetchone()[0]
         if len(self._df) >= DF_CACHE_ENTRIES:
             self._df.clear()  # rare (100k distinct terms in a minute); a cleared cache only recounts
-        self._df[(token, term)] = (count, now)
+        self._df[(prefix, phrase)] = (count, now)
         return count
 
-    def _informative(self, conn, token: str, terms: list[str]) -> list[str]:
+    def _informative(self, conn, prefix: str, terms: list[str]) -> list[str]:
         """Terms found in more than `max_df` of the scope's docs weigh little in BM25 but make FTS5 score
         every doc holding them (the cost of a search grows with them): they are dropped, unless all terms
         are that common, then the two rarest stay."""
         if self.max_df <= 0 or len(terms) < 2:
             return terms
-        df = {t: self._document_frequency(conn, token, t) for t in terms}
+        df = {t: self._document_frequency(conn, prefix, t) for t in terms}
         rare = [t for t in terms if df[t] <= self.max_df]
         return rare or sorted(terms, key=lambda t: df[t])[:2]
 
@@ -130,15 +203,18 @@ class SqliteLexical(SqliteAdapter):
         if not terms or limit <= 0:
             return []
         conn = self._conn()
-        token = scope_token(scope, kind)
-        terms = self._informative(conn, token, terms)
-        expression = f'scope : "{token}" AND body : (' + " OR ".join(_phrase(t) for t in terms) + ")"
+        prefix = scope_prefix(scope.tenant_id, scope.user_id, kind)
+        phrases = [p for t in terms if (p := _scoped_phrase(prefix, t)) is not None]
+        if not phrases:
+            return []
+        phrases = self._informative(conn, prefix, phrases)
         # rank first, join after: the inner query touches only the FTS index; the join reads `limit` rows
+        # and keeps only the scope's own (a wall, should two scopes' prefixes ever collide)
         rows = conn.execute(
-            "SELECT d.doc_id FROM (SELECT rowid AS id, bm25(lexical_fts, 1.0, 0.0) AS score FROM lexical_fts "
-            "WHERE lexical_fts MATCH ? ORDER BY score LIMIT ?) AS best JOIN lexical_docs d ON d.id = best.id "
-            "ORDER BY best.score",
-            (expression, limit),
+            "SELECT d.doc_id FROM (SELECT rowid AS id, bm25(lexical_scoped_fts) AS score FROM lexical_scoped_fts "
+            "WHERE lexical_scoped_fts MATCH ? ORDER BY score LIMIT ?) AS best JOIN lexical_docs d ON d.id = best.id "
+            "WHERE d.tenant_id = ? AND d.user_id = ? AND d.kind = ? ORDER BY best.score",
+            (" OR ".join(phrases), limit, scope.tenant_id, scope.user_id, kind),
         ).fetchall()
         return [r[0] for r in rows]
 

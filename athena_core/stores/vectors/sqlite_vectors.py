@@ -1,8 +1,9 @@
-"""SQLite adapter of the vector index: the embedded default's chain vectors, exact cosine search.
+"""SQLite adapter of the vector index: the embedded default's chain vectors, cosine search.
 
 Vectors are stored as float32 BLOBs keyed (tenant_id, user_id, chain_id). A search reads only the
 user's rows (SPEC S1) and scores them with one matrix-vector product of L2-normalised vectors, which is
-the exact cosine similarity.
+the exact cosine similarity; a user with `ann_min_rows` rows or more is searched through an approximate
+index that scans only the clusters near the query (`top_k.py`; the scores stay exact).
 
 Several processes may use the same file at once (the API and every Celery worker): SQLite WAL gives
 them consistent snapshots and BEGIN IMMEDIATE serialises writers. To keep reads fast, each process
@@ -29,6 +30,8 @@ import sqlite3
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +40,9 @@ from athena_core.models.scope import UserScope
 from athena_core.models.errors import EmbeddingDimensionMismatch
 from athena_core.stores.vectors.port import VectorHit, own_writes_required
 from athena_core.stores.sqlite_file import SqliteFile
-from athena_core.stores.vectors.top_k import COARSE_MIN_ROWS, coarse_index, exact_scores, top_k
+from athena_core.stores.vectors.top_k import (
+    ANN_MIN_ROWS, ANN_NPROBE, COARSE_MIN_ROWS, CoarseIndex, coarse_index, exact_scores, top_k,
+)
 from athena_core.stores.vectors.vector_checks import as_unit_vector, check_id
 
 SCHEMA = """
@@ -85,7 +90,7 @@ class _Rows:
         self.used = used
         self.writable = writable  # False for rows read straight from SQLite's buffers (read-only memory)
         self.positions: dict[str, int] | None = None  # id -> row, for rows below `used`, built on first use
-        self.coarse: object | None = None  # float16 index over the first `coarse.ntotal` rows
+        self.coarse: CoarseIndex | None = None  # float16 index over the first `coarse.ntotal` rows
         self.building = False
         self.lock = threading.Lock()
 
@@ -125,26 +130,28 @@ class _Matrix:
     def matrix(self) -> np.ndarray:
         return self.shared.array[: self.n]
 
-    def coarse(self) -> object | None:
+    def coarse(self, build: Callable[[np.ndarray], CoarseIndex | None] = coarse_index) -> CoarseIndex | None:
         """The float16 index over a prefix of these rows (`top_k.py`), or None while there is none. Built
-        in a background thread (about 0.35 s at 200k rows), one at a time per `_Rows`, when there is none
-        or it leaves more than `COARSE_REBUILD_SHARE` of the rows uncovered; a search never waits for it."""
+        by `build` in a background thread (about 0.35 s at 200k rows, seconds for an IVF one), one at a time
+        per `_Rows`, when there is none or it leaves more than `COARSE_REBUILD_SHARE` of the rows uncovered;
+        a search never waits for it."""
         shared = self.shared
         index = shared.coarse
-        covered = 0 if index is None else index.ntotal  # type: ignore[attr-defined]
+        covered = 0 if index is None else index.ntotal
         if covered > self.n:  # built for a later version of these rows: not ours
             return None
         wants = self.n >= COARSE_MIN_ROWS and (index is None or self.n - covered > COARSE_REBUILD_SHARE * covered)
         if wants and not shared.building:
             shared.building = True
-            threading.Thread(target=self._build_coarse, name="vector-coarse-index", daemon=True).start()
+            threading.Thread(target=self._build_coarse, args=(build,), name="vector-coarse-index",
+                             daemon=True).start()
         return index
 
-    def _build_coarse(self) -> None:
+    def _build_coarse(self, build: Callable[[np.ndarray], CoarseIndex | None]) -> None:
         try:
-            index = coarse_index(self.matrix)
+            index = build(self.matrix)
             current = self.shared.coarse
-            if index is not None and (current is None or index.ntotal > current.ntotal):  # type: ignore[attr-defined]
+            if index is not None and (current is None or index.ntotal > current.ntotal):
                 self.shared.coarse = index
         finally:
             self.shared.building = False
@@ -162,7 +169,7 @@ class _Matrix:
 
 
 class SqliteVectors:
-    """Implements `VectorIndex` on one SQLite file (exact search, multi-process safe)."""
+    """Implements `VectorIndex` on one SQLite file (exact search below `ann_min_rows` rows, multi-process safe)."""
 
     engine = "sqlite"
 
@@ -175,6 +182,8 @@ class SqliteVectors:
         synchronous: str = "NORMAL",
         cache_max_rows: int = 500_000,
         refresh_interval_s: float = 0.5,
+        ann_min_rows: int = ANN_MIN_ROWS,
+        ann_nprobe: int = ANN_NPROBE,
     ) -> None:
         if int(dimension) <= 0:
             raise ValueError(f"dimension must be positive, got {dimension}")
@@ -191,6 +200,8 @@ class SqliteVectors:
         self._cache_lock = threading.Lock()
         self._user_locks: dict[tuple[str, str], threading.Lock] = {}
         self.refresh_interval_s = refresh_interval_s
+        # a user's index: exact float16 below `ann_min_rows` rows, approximate (IVF) from there (0: never)
+        self._build_index = partial(coarse_index, ann_min_rows=ann_min_rows, nprobe=ann_nprobe)
         self.cache_hits = 0
         self.cache_loads = 0
         self.cache_refreshes = 0
@@ -450,7 +461,7 @@ class SqliteVectors:
         entry = self._load(scope, fresh=False)
         if not entry.ids:
             return []
-        top, scores = top_k(entry.matrix, entry.coarse(), query, limit)
+        top, scores = top_k(entry.matrix, entry.coarse(self._build_index), query, limit)
         return [VectorHit(entry.ids[i], _clamp(float(score))) for i, score in zip(top.tolist(), scores.tolist())]
 
     def similarities(self, scope: UserScope, vector: np.ndarray, chain_ids: list[str]) -> dict[str, float]:
