@@ -37,7 +37,8 @@ def build_documents(settings: Settings) -> DocumentStore:
 
 
 def build_vectors(settings: Settings, dimension: int, of: str = "chains") -> VectorIndex:
-    """SQLite search by default (exact, approximate for a user past `vector_ann_min_rows`): every process (API, each worker) can open it (S9 numbers in docs).
+    """SQLite search by default (exact; approximate for a user past `vector_ann_min_rows`): every process
+    (API, each worker) can open it (S9 numbers in docs).
 
     `of` = "chains" (one vector per chain) or "events" (one per consolidated event, for hybrid search):
     the same adapter, a second file or collection.

@@ -75,9 +75,9 @@ def test_a_large_users_search_answers_alike_before_and_after_its_index_is_built(
     try:
         first = store.search(scope, matrix[7], 50)  # the index is not there yet: the plain scan answers
         deadline = time.monotonic() + 30.0
-        while store._load(scope).coarse() is None and time.monotonic() < deadline:
+        while store._load(scope).coarse(store._build_index) is None and time.monotonic() < deadline:
             time.sleep(0.05)  # waits for the background build; not a timing assertion
-        index = store._load(scope).coarse()
+        index = store._load(scope).coarse(store._build_index)
         assert index is not None and index.approximate == bool(ann_min_rows)
         assert store.search(scope, matrix[7], 50) == first
     finally:

@@ -70,11 +70,16 @@ def scoped_text(prefix: str, text: str) -> str:
     return " ".join(prefix + word for word in WORD.findall(text))
 
 
+def _indexed(row: Sequence) -> tuple[int, str]:
+    """(rowid, text as indexed) of a `lexical_docs` row read as (id, body, tenant_id, user_id, kind)."""
+    return row[0], scoped_text(scope_prefix(row[2], row[3], row[4]), row[1])
+
+
 def _scoped_phrase(prefix: str, term: str) -> str | None:
     """A query term as an FTS5 phrase of the scope's words ("e-mail": two words in a row); None when it
     holds no word."""
-    words = WORD.findall(term)
-    return _phrase(" ".join(prefix + w for w in words)) if words else None
+    words = scoped_text(prefix, term)
+    return _phrase(words) if words else None
 
 
 class SqliteLexical(SqliteAdapter):
@@ -104,8 +109,7 @@ class SqliteLexical(SqliteAdapter):
             conn.execute(f"UPDATE lexical_docs SET body = (SELECT f.body FROM {OLD_TABLE} f WHERE f.rowid = lexical_docs.id)"
                          f" WHERE id IN (SELECT rowid FROM {OLD_TABLE})")
             rows = conn.execute("SELECT id, body, tenant_id, user_id, kind FROM lexical_docs").fetchall()
-            conn.executemany("INSERT INTO lexical_scoped_fts (rowid, body) VALUES (?, ?)",
-                             [(r[0], scoped_text(scope_prefix(r[2], r[3], r[4]), r[1])) for r in rows])
+            conn.executemany("INSERT INTO lexical_scoped_fts (rowid, body) VALUES (?, ?)", map(_indexed, rows))
             conn.execute(f"DROP TABLE {OLD_TABLE}")
         log.info("lexical index: %d docs moved to the scope-prefixed layout", len(rows))
 
@@ -115,7 +119,7 @@ class SqliteLexical(SqliteAdapter):
         very text it indexed to find its terms."""
         conn.executemany(
             "INSERT INTO lexical_scoped_fts (lexical_scoped_fts, rowid, body) VALUES ('delete', ?, ?)",
-            [(r[0], scoped_text(scope_prefix(r[2], r[3], r[4]), r[1])) for r in rows])
+            map(_indexed, rows))
 
     def upsert(self, scope: UserScope, docs: list[LexicalDoc]) -> None:
         if not docs:

@@ -130,7 +130,7 @@ class _Matrix:
     def matrix(self) -> np.ndarray:
         return self.shared.array[: self.n]
 
-    def coarse(self, build: Callable[[np.ndarray], CoarseIndex | None] = coarse_index) -> CoarseIndex | None:
+    def coarse(self, build: Callable[[np.ndarray], CoarseIndex | None]) -> CoarseIndex | None:
         """The float16 index over a prefix of these rows (`top_k.py`), or None while there is none. Built
         by `build` in a background thread (about 0.35 s at 200k rows, seconds for an IVF one), one at a time
         per `_Rows`, when there is none or it leaves more than `COARSE_REBUILD_SHARE` of the rows uncovered;

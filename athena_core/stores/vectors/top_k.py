@@ -39,7 +39,6 @@ class CoarseIndex:
 
     index: object
     approximate: bool
-    nprobe: int = 0
     keep: tuple = field(default=(), repr=False)  # faiss objects the index points to (its quantizer)
 
     @property
@@ -73,7 +72,7 @@ def coarse_index(matrix: np.ndarray, ann_min_rows: int = ANN_MIN_ROWS, nprobe: i
     ivf.train(rows[np.sort(sample)])
     ivf.add(rows)
     ivf.nprobe = max(1, min(int(nprobe), clusters))
-    return CoarseIndex(ivf, approximate=True, nprobe=ivf.nprobe, keep=(quantizer,))
+    return CoarseIndex(ivf, approximate=True, keep=(quantizer,))
 
 
 def coarse_error_bound(dimension: int) -> float:
