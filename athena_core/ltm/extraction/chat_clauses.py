@@ -167,7 +167,8 @@ def _project_phrase(s: SummarySentence) -> list[Token] | None:
 
 # A change of value: (regex with groups a and b).
 SWITCHES: tuple[re.Pattern[str], ...] = (
-    _rx(r"\b(?:switched|moved|migrated|changed|went)\s+(?:over\s+|on\s+|away\s+)?from\s+(?P<a>.+?)\s+(?:to|over\s+to|onto)\s+(?P<b>.+)"),
+    _rx(r"\b(?:switched|switching|moved|moving|migrated|migrating|changed|went)\s+(?:(?:everything|my\s+\w+|it\s+all|"
+        r"all\s+my\s+\w+)\s+)?(?:over\s+|on\s+|away\s+)?from\s+(?P<a>.+?)\s+(?:to|over\s+to|onto)\s+(?P<b>.+)"),
     _rx(r"\b(?:traded|swapped|exchanged|ditched|dropped|abandoned)\s+(?P<a>.+?)\s+for\s+(?P<b>.+)"),
     re.compile(r"\b(?P<a>[A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)?)\s+(?:is|'s)\s+out,?\s+(?:and\s+)?(?P<b>[A-Z][\w.+#-]*"
                r"(?:\s+[A-Z][\w.+#-]*)?)\s+(?:is|'s)\s+in\b"),
@@ -181,30 +182,32 @@ SWITCHES: tuple[re.Pattern[str], ...] = (
 
 # Personal facts: where the user lives, people and pets they name. (nuance, regex with group obj)
 PLACE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("lives in", re.compile(r"\b(?:I|[Ww]e)\s+(?:live|lived|am\s+living|'m\s+living)\s+in\s+" + _NAME)),
-    ("moved to", re.compile(r"\b(?:I|[Ww]e)\s+(?:moved|relocated)\s+to\s+" + _NAME)),
+    ("lives in", re.compile(r"\b(?:[Ii]|[Ww]e)\s+(?:live|lived|am\s+living|'m\s+living)\s+in\s+" + _NAME)),
+    ("moved to", re.compile(r"\b(?:[Ii]|[Ww]e)\s+(?:moved|relocated)\s+to\s+" + _NAME)),
     ("home is", re.compile(r"\b[Hh]ome\s+for\s+(?:me|us)\s+is\s+" + _NAME)),
-    ("based in", re.compile(r"\b(?:I'm|I\s+am|[Ww]e're|[Ww]e\s+are)\s+based\s+in\s+" + _NAME)),
-    ("settled in", re.compile(r"\b(?:I've|[Ww]e've|I\s+have|[Ww]e\s+have)\s+settled\s+in\s+" + _NAME)),
-    ("lives in", re.compile(r"\b(?:I've|[Ww]e've|I\s+have|[Ww]e\s+have)\s+(?:been\s+living|lived)\s+in\s+" + _NAME)),
-    ("lives in", re.compile(r"\b(?:I'm|I\s+am|[Ww]e're|[Ww]e\s+are)\s+(?:currently\s+|now\s+)?(?:living|staying)\s+"
+    ("home is", re.compile(r"\b[Hh]ome(?:'s|\s+is)\s+(?:(?:for\s+(?:me|us)|now|these\s+days)\s+)?" + _NAME)),
+    ("based in", re.compile(r"\b(?:[Ii]'m|[Ii]\s+am|[Ww]e're|[Ww]e\s+are)\s+(?:based|located|situated)\s+(?:out\s+of|in)\s+" + _NAME)),
+    ("based in", re.compile(r"\b(?:[Ii]'m|[Ii]\s+am|[Ww]e're|[Ww]e\s+are)\s+based\s+in\s+" + _NAME)),
+    ("settled in", re.compile(r"\b(?:[Ii]'ve|[Ww]e've|[Ii]\s+have|[Ww]e\s+have)\s+settled\s+in\s+" + _NAME)),
+    ("lives in", re.compile(r"\b(?:[Ii]'ve|[Ww]e've|[Ii]\s+have|[Ww]e\s+have)\s+(?:been\s+living|lived)\s+in\s+" + _NAME)),
+    ("lives in", re.compile(r"\b(?:[Ii]'m|[Ii]\s+am|[Ww]e're|[Ww]e\s+are)\s+(?:currently\s+|now\s+)?(?:living|staying)\s+"
                             r"in\s+" + _NAME)),
     ("lives in", re.compile(r"\b[Mm]y\s+(?:apartment|flat|house|home|place|room|office)\s+is\s+(?:in|near)\s+" + _NAME)),
-    ("home is", re.compile(r"\b(?:I|[Ww]e)\s+(?:now\s+)?call\s+" + _NAME + r"\s+home\b")),
-    ("from", re.compile(r"\b(?:I'm|I\s+am|[Ww]e're|[Ww]e\s+are)\s+(?:originally\s+)?from\s+" + _NAME)),
-    ("grew up in", re.compile(r"\b(?:I|[Ww]e)\s+grew\s+up\s+in\s+" + _NAME)),
-    ("lives near", re.compile(r"\b(?:I|[Ww]e)\s+(?:live|lived|am\s+living|'m\s+living)\s+(?:just\s+)?(?:outside|near|"
+    ("home is", re.compile(r"\b(?:[Ii]|[Ww]e)\s+(?:now\s+)?call\s+" + _NAME + r"\s+home\b")),
+    ("from", re.compile(r"\b(?:[Ii]'m|[Ii]\s+am|[Ww]e're|[Ww]e\s+are)\s+(?:originally\s+)?from\s+" + _NAME)),
+    ("grew up in", re.compile(r"\b(?:[Ii]|[Ww]e)\s+grew\s+up\s+in\s+" + _NAME)),
+    ("lives near", re.compile(r"\b(?:[Ii]|[Ww]e)\s+(?:live|lived|am\s+living|'m\s+living)\s+(?:just\s+)?(?:outside|near|"
                               r"close\s+to|on\s+the\s+outskirts\s+of)\s+" + _NAME)),
-    ("home is", re.compile(r"\b(?:I|[Ww]e)(?:'ve|\s+have)?\s+made\s+" + _NAME + r"\s+(?:my|our)\s+home\b")),
-    ("lives in", re.compile(_NAME + r"\s+is\s+where\s+(?:I|we)\s+(?:live|call\s+home|have\s+settled)\b")),
-    ("lives in", re.compile(r"\b(?:I'm|I\s+am|[Ww]e're|[Ww]e\s+are)\s+(?:currently\s+|now\s+)?(?:out\s+|over\s+|down\s+|up\s+)?"
+    ("home is", re.compile(r"\b(?:[Ii]|[Ww]e)(?:'ve|\s+have)?\s+made\s+" + _NAME + r"\s+(?:my|our)\s+home\b")),
+    ("lives in", re.compile(_NAME + r"\s+is\s+where\s+(?:[Ii]|we)\s+(?:live|call\s+home|have\s+settled)\b")),
+    ("lives in", re.compile(r"\b(?:[Ii]'m|[Ii]\s+am|[Ww]e're|[Ww]e\s+are)\s+(?:currently\s+|now\s+)?(?:out\s+|over\s+|down\s+|up\s+)?"
                             r"in\s+" + _NAME + r"\s+(?:these\s+days|now|for\s+now|at\s+the\s+moment|nowadays)\b")),
     ("home is", re.compile(_NAME + r"\s+is\s+(?:my\s+|our\s+)?home\b")),
     ("lives in", re.compile(r"\b(?:[Mm]y|[Oo]ur)\s+(?:place|flat|apartment|house|home)\s+in\s+" + _NAME)),
     ("lives in", re.compile(r"\b(?:rent|own|bought|have|share)\s+(?:a|an|my|our)\s+(?:\w+\s+)?(?:flat|apartment|house|place|"
                             r"room|condo)\s+in\s+" + _NAME)),
     ("local of", re.compile(r"\b(?:I'm|I\s+am)\s+(?:a|an)\s+" + _NAME + r"\s+(?:local|native|resident)\b")),
-    ("lives in", re.compile(r"^[Ll]iving\s+in\s+" + _NAME)),
+    ("lives in", re.compile(r"^(?:(?:ngl|tbh|honestly|so|yeah|well|but)[,\s]+)?[Ll]iving\s+in\s+" + _NAME)),
     ("grew up in", re.compile(r"\b(?:born\s+and\s+)?raised\s+in\s+" + _NAME)),
 )
 PEOPLE_NOUNS = ("kid", "grandmother", "grandfather", "stepmom", "stepdad", "bestie", "buddy", "pal", "flatmate",
@@ -212,7 +215,9 @@ PEOPLE_NOUNS = ("kid", "grandmother", "grandfather", "stepmom", "stepdad", "best
                 "dad", "father", "son", "daughter", "girlfriend", "boyfriend", "roommate", "neighbour",
                 "neighbor", "aunt", "uncle", "niece", "nephew", "grandma", "grandpa", "fiancee", "fiance",
                 "colleague", "coworker", "teammate", "manager", "boss", "mentor")
-PET_NOUNS = ("dog", "cat", "kitten", "puppy", "parrot", "rabbit", "hamster", "horse", "bike", "car", "boat")
+PET_NOUNS = ("dog", "cat", "kitten", "puppy", "parrot", "rabbit", "hamster", "horse", "bike", "car", "boat", "terrier",
+             "retriever", "labrador", "poodle", "beagle", "spaniel", "collie", "husky", "pug", "corgi", "dachshund",
+             "tabby", "greyhound", "budgie", "tortoise", "turtle", "lizard", "gecko")
 _KIN = "|".join(PEOPLE_NOUNS)
 _PET = "|".join(PET_NOUNS)
 # Capitalised words that open a sentence and are no name ("Yeah, my mom loved flowers").
@@ -221,7 +226,7 @@ NOT_NAMES = frozenset("""yeah yes yep no nope well oh hey ok okay so wow haha su
 PERSON_RULES: tuple[tuple[re.Pattern[str], bool], ...] = (  # (regex with groups kind and obj, is a pet)
     (re.compile(r"\b[Mm]y\s+(?:best\s+|old\s+|oldest\s+|closest\s+|dear\s+|good\s+|childhood\s+|twin\s+|baby\s+|"
                 r"big\s+|little\s+|older\s+|younger\s+)?(?P<kind>" + _KIN + r"),?\s+(?P<obj>[A-Z][a-z]+)\b"), False),
-    (re.compile(r"\b(?P<obj>[A-Z][a-z]+)\s+and\s+I\s+(?:have\s+been|'ve\s+been|are|were)\s+(?:best\s+|close\s+|good\s+|"
+    (re.compile(r"\b(?P<obj>[A-Z][a-z]+)\s+and\s+[Ii]\s+(?:have\s+been|'ve\s+been|are|were)\s+(?:best\s+|close\s+|good\s+|"
                 r"old\s+)?(?P<kind>friend)s\b"), False),
     (re.compile(r"\b(?P<obj>[A-Z][a-z]+),\s+(?:who\s+is\s+|who's\s+)?my\s+(?P<kind>" + _KIN + r")\b"), False),
     (re.compile(r"\b(?P<obj>[A-Z][a-z]+)\s+\((?:my\s+)?(?P<kind>" + _KIN + r")\)"), False),
@@ -237,10 +242,11 @@ PERSON_RULES: tuple[tuple[re.Pattern[str], bool], ...] = (  # (regex with groups
                 r"\s+is\s+(?P<obj>[A-Z][a-z]+)\b"), True),
     (re.compile(r"\b(?:[Mm]y|[Oo]ur)\s+(?:\w+\s+)?(?P<kind>" + _PET + r")(?:'s)?\s+name\s+is\s+(?P<obj>[A-Z][a-z]+)\b"),
      True),
-    (re.compile(r"\b(?:have|has|had|got|adopted)\s+(?:a|an)\s+(?:\w+\s+)?(?P<kind>" + _PET + r")\s+(?:named|called)\s+"
+    (re.compile(r"\b(?:have|has|had|got|adopted)\s+(?:a|an)\s+(?:\w+\s+){0,2}(?P<kind>" + _PET + r")\s+(?:named|called)\s+"
                 r"(?P<obj>[A-Z][a-z]+)\b"), True),
     (re.compile(r"\b(?P<obj>[A-Z][a-z]+),\s+my\s+(?P<kind>" + _PET + r")\b"), True),
-    (re.compile(r"\b(?:adopted|got|bought|rescued)\s+a\s+(?P<kind>" + _PET + r")\s+and\s+(?:called|named)\s+"
+    (re.compile(r"\b(?:adopted|got|bought|rescued)\s+(?:a|an)\s+(?:\w+\s+)?(?P<kind>" + _PET + r")[\s,]+(?:[\w'-]+\s+){0,3}?"
+                r"(?:and|we|I|i)\s+(?:called|named)\s+"
                 r"(?:her|him|it|them)\s+(?P<obj>[A-Z][a-z]+)\b"), True),
 )
 
@@ -275,6 +281,8 @@ def _phrase_item(s: SummarySentence, start: int, end: int) -> list[Token]:
 
 
 def _is_tool_like(s: SummarySentence, item: list[Token]) -> bool:
+    if s.lowercase and len(item) == 1 and item[0].lower in GAZETTEER:
+        return True  # "i traded vim for bun": typed small, an ambiguous term in a change's slot is the tool
     return any(t.start in s.gaz for t in item) or all(s.is_name_word(t) or t.text[:1].isupper() for t in item)
 
 

@@ -68,8 +68,43 @@ _ME = r"(?:me|us)"
 _MY = r"(?:my|our)"
 _SOME = r"(?:[\w'-]+\s+){0,3}?"  # up to three filler words ("really", "a lot of", "pretty much")
 
+
+
+def _cleft(verbs: str) -> re.Pattern[str]:
+    """A pseudo-cleft whose object follows its copula: "the thing I keep coming back to is X", "something
+    I'm drawn to lately is X", "the project I'm currently on is X"."""
+    return _rx(r"\b(?:the\s+(?:\w+\s+)?(?:thing|things|tool|project|one|part|area|topic|subject|app|editor|stuff|bit)|"
+               r"something|what|one\s+thing|the\s+only\s+thing)\s+(?:that\s+)?(?:I|I'm|I've|I'd|I\s+am|I\s+have|we|"
+               r"we're)\s+(?:\w+\s+){0,3}?(?:" + verbs + r")\s+(?:[\w'-]+\s+){0,4}?(?:is\s+(?:probably|likely|definitely)"
+               r"(?:\s+going\s+to\s+be)?|is|has\s+been|would\s+be|will\s+be)\s+")
+
+
 # Relation cues. USES / WORKS_ON objects are checked for shape (tool / project); topics are free phrases.
 CUES: tuple[Cue, ...] = (
+    Cue("USES", _cleft(r"use|using|used|reach\s+for|rely\s+on|depend\s+on|live\s+in|work\s+in|work\s+with|open|"
+                       r"(?:keep\s+)?(?:coming|going)\s+back\s+to|come\s+back\s+to|go\s+back\s+to"), "after"),
+    Cue("WORKS_ON", _cleft(r"work(?:ing)?\s+on|on|building|build|responsible\s+for|own|lead|maintain|assigned\s+to|"
+                           r"spend\s+(?:most\s+of\s+)?my\s+\w+\s+on"), "after"),
+    Cue("STRUGGLES_WITH", _cleft(r"struggle\s+with|struggling\s+with|fight(?:ing)?\s+with|get\s+right|"
+                                 r"bad\s+at(?:\s+dealing\s+with)?|hate|dread|stuck\s+on|figure\s+out|trip\s+over|"
+                                 r"wrap\s+my\s+head\s+around"), "after"),
+    Cue("EXPRESSED_INTEREST", _cleft(r"drawn\s+to|curious\s+about|interested\s+in|want\s+to\s+(?:learn|study|explore)|"
+                                     r"dying\s+to\s+learn|keen\s+on|fascinated\s+by|love\s+to\s+learn|into"), "after"),
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:my|our)\s+(?:\w+\s+)?(?:pain\s+point|headache|struggle|problem|nemesis|weak\s+spot|"
+                              r"bottleneck|frustration|bugbear)\s+(?:\w+\s+){0,2}?(?:is|has\s+been|are)\s+|"
+                              r"\bwhat(?:'s|\s+has)\s+been\s+(?:killing|bugging|annoying|frustrating|tripping\s+up|"
+                              r"driving\s+me\s+(?:nuts|crazy|mad)|eating)\s+(?:me\s+)?(?:\w+\s+)?is\s+|\bwhat\s+(?:kills|bugs|"
+                              r"annoys|frustrates|trips\s+up|drives\s+me\s+(?:nuts|crazy|mad))\s+(?:me\s+)?(?:\w+\s+)?is\s+"),
+        "after"),
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:lost|clueless|hopeless|useless|helpless)\s+when\s+it\s+comes\s+to\s+|"
+                              r"\b(?:losing|lose|lost)\s+my\s+mind\s+(?:over|with)\s+|\b(?:pulling|tearing)\s+my\s+hair\s+"
+                              r"out\s+(?:over|about|with)\s+|\bbanging\s+my\s+head\s+against\s+(?:the\s+wall\s+)?"
+                              r"(?:over|with|on)\s+"), "after"),
+    Cue("EXPRESSED_INTEREST", _rx(r"\b(?:my|our)\s+(?:next|latest|current|new)\s+(?:rabbit\s+hole|obsession|hobby|"
+                                  r"side\s+quest|thing\s+to\s+learn|learning\s+project)\s+(?:is\s+(?:probably\s+|likely\s+)?going\s+to\s+be|"
+                                  r"will\s+(?:probably\s+)?be|might\s+be|could\s+be|is)\s+"),
+        "after"),
+    Cue("WORKS_ON", _rx(r"\b(?:been\s+)?(?:working|worked)\s+on\s+|\bbuilding\s+out\s+"), "after"),
     # USES, object after
     Cue("USES", _rx(r"\b(?:use|uses|using|used)\b(?!\s+to\b)\s*"), "after"),
     Cue("USES", _rx(r"\b(?:rel(?:y|ies|ied|ying)|depend(?:s|ed|ing)?|count(?:s|ed|ing)?|lean(?:s|ed|ing)?)\s+"
@@ -78,28 +113,54 @@ CUES: tuple[Cue, ...] = (
     Cue("USES", _rx(r"\b(?:been\s+)?living\s+in\s+"), "after", True),
     Cue("USES", _rx(r"\b(?:run|runs|running|ran)\s+(?:entirely\s+|mostly\s+)?on\s+"), "after"),
     Cue("USES", _rx(r"\b(?:do|does|did|doing|write|writes|wrote|writing|code|build|keep|keeps|manage|run|track|"
-                    r"draft|design|edit|take|plan|host|deploy)\s+(?:all|most|nearly\s+all|almost\s+all|pretty\s+much\s+all|"
+                    r"draft|design|edit|take|plan|host|deploy)\s+(?:basically\s+|pretty\s+much\s+|literally\s+)?(?:all|most|nearly\s+all|almost\s+all|pretty\s+much\s+all|"
                     r"much|everything)\s+(?:of\s+)?(?:my\s+|our\s+)?(?:[\w'-]+\s+){0,3}?(?:in|with|on|using)\s+"), "after", True),
-    Cue("USES", _rx(r"\b(?:everything|all\s+(?:of\s+)?my\s+[\w'-]+|my\s+whole\s+[\w'-]+|our\s+whole\s+[\w'-]+)\s+"
-                    r"(?:runs|lives|happens|is\s+done|gets\s+done|is\s+built|goes|is)\s+(?:\w+\s+)?(?:on|in|with|through|"
+    Cue("USES", _rx(r"\b(?:everything|all\s+(?:of\s+)?my\s+(?:[\w'-]+\s+)?[\w'-]+|my\s+whole\s+[\w'-]+|our\s+whole\s+[\w'-]+)\s+"
+                    r"(?:runs|lives|live|run|happens|is\s+done|gets\s+done|is\s+built|goes|is)\s+(?:\w+\s+)?(?:on|in|with|through|"
                     r"around)\s+"), "after", True),
     Cue("USES", _rx(r"\b(?:I've|I\s+have|we've|we\s+have)\s+been\s+(?:on|with|using)\s+"), "after", True),
     Cue("USES", _rx(r"\b(?:reach(?:es|ed|ing)?\s+for|comfortable\s+(?:with|in)|fluent\s+in|at\s+home\s+in|"
                     r"(?:built|centred|centered|based|organi[sz]ed)\s+around)\s+"), "after", True),
     Cue("USES", _rx(r"\b(?:basically|practically|pretty\s+much|literally|more\s+or\s+less)\s+live\s+in\s+"), "after", True),
-    Cue("USES", _rx(r"\b(?:can't|cannot|couldn't)\s+(?:do\s+my\s+job|get\s+(?:anything|much)\s+done|work|function|code|"
-                    r"survive|ship\s+anything)\s+without\s+"), "after", True),
+    Cue("USES", _rx(r"\b(?:I|we)\s+(?:\w+\s+)?live\s+in\s+"), "after", True),
+    # a known tool only: "I'm in Lisbon", "I work in Berlin" are places
+    Cue("USES", _rx(r"\b(?:I|we)\s+(?:\w+\s+)?(?:work|code|write|build|program)\s+in\s+|\b(?:I'm|I\s+am|I've\s+been|"
+                    r"I'll\s+be|we're)\s+(?:\w+\s+)?(?:stuck\s+|deep\s+|mostly\s+|always\s+)?(?:in|inside)\s+"), "after", True),
+    Cue("USES", _rx(r"\b(?:is|are|gets|get|got|was|were)\s+(?:\w+\s+)?(?:managed|run|built|done|handled|written|deployed|"
+                    r"automated|provisioned|orchestrated|tracked)\s+(?:with|in|on|through|using)\s+"), "after", True),
+    Cue("USES", _rx(r"\bnothing\s+(?:beats|comes\s+close\s+to|compares\s+to|tops)\s+|\b(?:love|enjoy|like)\s+"
+                    r"(?:working|coding|writing|building)\s+(?:in|with)\s+|\bcan't\s+imagine\s+(?:[\w'-]+\s+){0,4}?"
+                    r"without\s+|\b(?:sits|built|running|runs)\s+on\s+top\s+of\s+"), "after", True),
+    Cue("USES", _rx(r"\b(?:most|all|much)\s+of\s+(?:what\s+I\s+do|my\s+(?:work|day|time|coding))\s+(?:[\w'-]+\s+){0,2}?"
+                    r"(?:happens|is\s+done|goes\s+on|lives|takes\s+place)\s+in\s+|\b" + _MY + r"\s+(?:setup|stack|toolkit|"
+                    r"toolchain|workflow)\s+is\s+(?:basically\s+|mostly\s+|just\s+|pretty\s+much\s+)?"), "after", True),
+    Cue("USES", _rx(r"\b(?:handle|manage|run|do|build|deploy|track|write|automate|provision)\s+(?:all\s+)?" + _MY +
+                    r"\s+(?:[\w'-]+\s+){0,2}?(?:with|in|on|using|through)\s+"), "after", True),
+    Cue("USES", _rx(r"\b(?:it's|it\s+is)\s+(?=\S+(?:\s+\S+)?\s+(?:all\s+the\s+way|for\s+(?:me|everything|now)|now|"
+                    r"these\s+days)\b)"), "after", True),  # a known tool only: "I live in Lisbon" is a place
+    # arriving at a tool: the new value of a change when a clause beside it leaves the old one
+    Cue("USES", _rx(r"\b(?:moved|moving|switched|switching|migrated|migrating|jumped|went|gone|going|came|come|"
+                    r"changed|converted|defected|transitioned|ported)\s+(?:(?:everything|all\s+my\s+\w+|my\s+\w+|it\s+all|"
+                    r"all\s+of\s+it|the\s+whole\s+\w+)\s+)?(?:over\s+|across\s+|back\s+)?(?:to|onto)\s+|"
+                    r"\bmade\s+the\s+(?:jump|switch|move|leap|change)\s+(?:over\s+)?to\s+|\b(?:went|go|going)\s+with\s+|"
+                    r"\band\s+onto\s+"), "after", True),
+    Cue("USES", _rx(r"\b(?:I'm|I\s+am|we're|we\s+are)\s+(?:fully\s+|now\s+|all\s+|firmly\s+|happily\s+)?on\s+"),
+        "after", True),
+    Cue("USES", _rx(r"\b(?:can't|cannot|couldn't)\s+(?:really\s+|honestly\s+)?(?:do\s+my\s+job|get\s+(?:anything|much)\s+done|"
+                    r"work|function|code|survive|ship\s+anything|get\s+through\s+(?:a|the|my)\s+(?:work\s*)?day)\s+without\s+"),
+        "after", True),
     Cue("USES", _rx(r"\b(?:I'm|I\s+am|I've\s+been)\s+(?:basically\s+|mostly\s+|always\s+)?in\s+(?=\S+(?:\s+\S+)?\s+"
-                    r"(?:all\s+day|every\s+day|most\s+of\s+the\s+day|all\s+the\s+time|day\s+and\s+night))"), "after", True),
-    Cue("USES", _rx(r"\beverything\s+I\s+(?:build|write|make|do|ship|run)\s+(?:is|gets\s+built|is\s+written|runs|lives)\s+"
-                    r"(?:\w+\s+)?(?:in|on|with)\s+"), "after", True),
-    Cue("USES", re.compile(r"\b(?:I'm|I\s+am|I've\s+been|[Ii]'ve\s+always\s+been)\s+(?:a|an)\s+(?:huge\s+|big\s+|total\s+|"
-                           r"longtime\s+|long-time\s+|devoted\s+|loyal\s+|die-hard\s+|heavy\s+|daily\s+)?" + r"(?P<obj>[A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*){0,2})"
-                           r"\\s+(?:person|guy|girl|fan|user|shop|developer|dev|nerd|devotee|convert|loyalist)\\b"), "after"),
-    Cue("USES", re.compile(r"\\b(?:got|have|keep|leave)\\s+" + r"(?P<obj>[A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*){0,2})" + r"\\s+open\\b"), "after"),
-    Cue("USES", _rx(r"\\b(?:open|launch|fire\\s+up|start\\s+up)\\s+(?=\\S+(?:\\s+\\S+)?\\s+(?:first\\s+thing|every\\s+(?:morning|day)|"
-                    r"the\\s+moment))"), "after", True),
-    Cue("USES", _rx(r"\\b(?:now|these\\s+days|nowadays)\\s+(?:it's|it\s+is|I'm\s+on|I\s+am\s+on|I'm\s+using)\s+"), "after", True),
+                    r"(?:(?:pretty\s+much|basically|nearly|almost|literally|practically)\s+)?(?:all\s+day|"
+                    r"every\s+(?:single\s+)?day|most\s+of\s+the\s+day|all\s+the\s+time|day\s+and\s+night))"), "after", True),
+    Cue("USES", _rx(r"\beverything\s+I\s+(?:build|write|make|do|ship|run)\s+(?:is|gets\s+built|is\s+written|runs|lives|goes)\s+"
+                    r"(?:\w+\s+)?(?:in|on|with|through)\s+"), "after", True),
+    Cue("USES", re.compile(r"\b(?:[Ii]'m|[Ii]\s+am|[Ii]'ve\s+been|[Ii]'ve\s+always\s+been|[Ww]e're|[Ww]e\s+are)\s+(?:a|an)\s+(?:huge\s+|big\s+|total\s+|"
+                           r"longtime\s+|long-time\s+|devoted\s+|loyal\s+|die-hard\s+|heavy\s+|daily\s+|regular\s+|committed\s+)?" + r"(?P<obj>[A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*){0,2})"
+                           r"\s+(?:person|guy|girl|fan|user|shop|developer|dev|nerd|devotee|convert|loyalist)\b"), "after"),
+    Cue("USES", re.compile(r"\b(?:got|have|keep|leave)\s+" + r"(?P<obj>[A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*){0,2})" + r"\s+open\b"), "after"),
+    Cue("USES", _rx(r"\b(?:open|launch|fire\s+up|start\s+up)\s+(?=\S+(?:\s+\S+)?\s+(?:first\s+thing|every\s+(?:morning|day)|"
+                    r"the\s+moment))"), "after", True),
+    Cue("USES", _rx(r"\b(?:now|these\s+days|nowadays)\s+(?:it's|it\s+is|I'm\s+on|I\s+am\s+on|I'm\s+using)\s+"), "after", True),
     Cue("USES", _rx(r"\b(?:work|works|working|worked|code|coding|write|writing|wrote|build|building)\s+"
                     r"(?:everything|all\s+day|mostly|exclusively|only|daily|full[-\s]time)\s+(?:in|with|on)\s+"), "after"),
     Cue("USES", _rx(r"\b(?:swear(?:s|ing)?\s+by|stick(?:ing)?\s+with|stay(?:ing|ed)?\s+(?:with|on)|"
@@ -107,6 +168,8 @@ CUES: tuple[Cue, ...] = (
     Cue("USES", _rx(r"\b" + _MY + r"\s+(?:main|primary|default|usual|favou?rite|preferred|daily|trusty)\s+"
                     r"(?:tool|editor|ide|language|stack|setup|database|db|framework|platform|app|driver|"
                     r"weapon)\s+(?:is|has\s+been|these\s+days\s+is|right\s+now\s+is)\s+"), "after"),
+    Cue("USES", _rx(r"\b" + _MY + r"\s+go-to\s+(?:[\w'-]+\s+){0,5}?(?:is|has\s+been)\s+"), "after"),
+    Cue("USES", _rx(r"\b(?:mostly|mainly|primarily|usually|largely)\s+(?:work|code|write|build)\s+(?:in|with)\s+"), "after", True),
     Cue("USES", _rx(r"\b" + _MY + r"\s+(?:tool|editor|language|weapon|stack|framework)\s+of\s+choice\s+"
                     r"(?:is|has\s+been)\s+"), "after"),
     Cue("USES", _rx(r"\b(?:it's|it\s+is|it'll\s+be|everything\s+is)\s+(?:all|only|just|nothing\s+but)\s+"), "after", True),
@@ -115,10 +178,13 @@ CUES: tuple[Cue, ...] = (
                     r"computer|phone|dock)"), "front"),
     Cue("USES", _rx(r"\b(?:what|the\s+(?:tool|thing|one|language|editor|app|stack))\s+(?:that\s+)?(?:I|we)"
                     r"(?:'ve|\s+have)?\s+(?:\w+\s+)?(?:use|used|using|reach\s+for|rely\s+on|depend\s+on|live\s+in|"
-                    r"work\s+in|write|code\s+in|build\s+with|run|go\s+with|pick)\b"), "front"),
-    Cue("USES", _rx(r"\b(?:all|everything|the\s+only\s+thing)\s+(?:that\s+)?I\s+(?:\w+\s+)?(?:use|need|run|touch)\b"),
+                    r"work\s+in|work\s+with|write|code\s+in|build\s+with|run|go\s+with|pick)\b"), "front"),
+    Cue("USES", _rx(r"\bthe\s+(?:first|last)\s+thing\s+(?:that\s+)?I\s+(?:open|launch|start|fire\s+up|check|reach\s+for)\b"),
         "front"),
-    Cue("USES", _rx(r"\b(?:is|has\s+been|was|became|become|becomes|remains|stays)\s+(?:\w+\s+)?" + _MY + r"\s+(?:daily\s+driver|"
+    Cue("USES", _rx(r"\b(?:all|everything|the\s+only\s+thing|something|a\s+thing|one\s+thing)\s+(?:that\s+)?I\s+"
+                    r"(?:\w+\s+)?(?:use|need|run|touch|open)\b"),
+        "front"),
+    Cue("USES", _rx(r"\b(?:is|has\s+been|became|become|becomes|remains|stays)\s+(?:\w+\s+)?" + _MY + r"\s+(?:daily\s+driver|"
                     r"go-to|go\s+to|main\s+tool|bread\s+and\s+butter|workhorse|default|weapon\s+of\s+choice|"
                     r"tool\s+of\s+choice)"), "front"),
     Cue("USES", _rx(r"\b(?:part\s+of|in|central\s+to|core\s+to|at\s+the\s+(?:core|heart|centre|center)\s+of|"
@@ -130,6 +196,9 @@ CUES: tuple[Cue, ...] = (
     Cue("USES", _rx(r"\b(?:does|handles|powers|runs)\s+(?:everything|all\s+of\s+my|most\s+of\s+my|the\s+job|"
                     r"it\s+all)\b"), "front"),
     Cue("USES", _rx(r"\bmy\s+(?:\w+\s+)?(?:of\s+choice|for\s+everything)\b"), "front"),
+    Cue("USES", _rx(r"\b(?:gets|get|is|are)\s+used\s+(?:for|in|by)\b|\b(?:a\s+)?(?:joy|pleasure|dream|delight)\s+to\s+"
+                    r"(?:use|work\s+(?:in|with))\b|\b(?:is|keeps)\s+acting\s+up\s+on\s+me\b|\bis\s+where\s+I\s+(?:spend|do|"
+                    r"live|work)\b"), "front"),
     Cue("USES", _rx(r"\b(?:installed|set\s+up|open)\s+on\s+(?:every|each|all\s+of\s+my)\s+(?:machine|laptop|"
                     r"computer|device)s?"), "front"),
     # WORKS_ON, object after
@@ -160,8 +229,8 @@ CUES: tuple[Cue, ...] = (
     Cue("WORKS_ON", _rx(r"\b(?:busy|occupied|swamped|buried)\s+with\s+"), "after"),
     Cue("WORKS_ON", _rx(r"\b(?:person|guy|one|engineer|dev|developer|brains|name)\s+behind\s+|\bdeep\s+(?:in|into)\s+|"
                         r"\b(?:coding|hacking|grinding|chipping)\s+(?:away\s+)?(?:on|at)\s+|"
-                        r"\bmy\s+(?:current\s+|main\s+|day\s+|big\s+)?(?:gig|project|assignment|role|mission|priority)\s+"
-                        r"(?:is|has\s+been|these\s+days\s+is)\s+"), "after"),
+                        r"\bmy\s+(?:current\s+|main\s+|day\s+|big\s+)?(?:gig|project|assignment|role|mission|priority|job|day\s+job)\s+"
+                        r"(?:is|has\s+been|these\s+days\s+is)\s+(?:mostly\s+|basically\s+|pretty\s+much\s+|all\s+)?"), "after"),
     Cue("WORKS_ON", _rx(r"\b(?:most|much|all|half|the\s+bulk|a\s+lot|the\s+majority)\s+of\s+" + _MY + r"\s+(?:time|"
                         r"week|weeks|day|days|energy|attention|hours|effort|work)\s+(?:\w+\s+)?(?:goes|go|went|is\s+"
                         r"going|gets\s+poured|is\s+poured|is\s+spent|gets\s+spent)\s+(?:to|into|on)\s+"), "after"),
@@ -175,12 +244,12 @@ CUES: tuple[Cue, ...] = (
                         r"(?:up\s+)?(?:most|all|"
                         r"much|a\s+lot|the\s+bulk|half)\s+of\s+" + _MY), "front"),
     Cue("WORKS_ON", _rx(r"\b(?:what|the\s+(?:project|thing|one))\s+(?:that\s+)?(?:I|we)(?:'ve|\s+have|'m|\s+am)?"
-                        r"\s+(?:been\s+)?(?:work(?:ing)?\s+on|own|maintain|lead|run|build(?:ing)?|spend)\b"), "front"),
+                        r"\s+(?:been\s+)?(?:work(?:ing)?\s+on|own|maintain|lead|run|build(?:ing)?|spend|on)\b"), "front"),
     Cue("WORKS_ON", _rx(r"\b(?:keeps|kept|keeping)\s+me\s+busy\b|\bis\s+on\s+my\s+plate\b|\bpays\s+(?:the|my)\s+bills\b"),
         "front"),
     # STRUGGLES_WITH, object after
     Cue("STRUGGLES_WITH", _rx(r"\b(?:trouble|problems?|issues?|difficult(?:y|ies)|pain|headaches?|grief|"
-                              r"a\s+hard\s+time|a\s+rough\s+time|a\s+bad\s+time)\s+(?:with|around|getting|"
+                              r"a\s+(?:really\s+|very\s+|super\s+|real\s+)?(?:hard|rough|bad|tough)\s+time)\s+(?:with|around|getting|"
                               r"understanding|debugging|figuring\s+out)\s+"), "after"),
     Cue("STRUGGLES_WITH", _rx(r"\b(?:tangled|tied|bogged|hung|caught|mixed|twisted)\s+(?:up\s+)?(?:down\s+)?"
                               r"(?:in|with|on|by)\s+"), "after"),
@@ -239,11 +308,12 @@ CUES: tuple[Cue, ...] = (
     Cue("STRUGGLES_WITH", _rx(r"\b(?:something|a\s+thing|the\s+thing|one\s+thing|what)\s+(?:that\s+)?I\s+"
                               r"(?:\w+\s+)?(?:struggle|fight|wrestle|battle|can't\s+get|never\s+get|hate)\b"), "front"),
     # EXPRESSED_INTEREST, object after
-    Cue("EXPRESSED_INTEREST", _rx(r"\b(?:want|wants|wanted|wanna|dying|itching|keen|eager|love|like|hope|"
+    Cue("EXPRESSED_INTEREST", _rx(r"\b(?:want|wants|wanted|wanting|wanna|dying|itching|keen|eager|love|like|hope|"
                                   r"hoping|plan|planning|mean|meaning|excited|aching|determined|going)\s+to\s+"
                                   r"(?:\w+\s+)?(?:learn|study|explore|understand|master|try|dig\s+into|get\s+into|"
                                   r"read\s+up\s+on|know|find\s+out|look\s+into|pick\s+up|get\s+good\s+at|"
-                                  r"get\s+better\s+at|experiment\s+with|play\s+with|tinker\s+with)\s+"
+                                  r"get\s+better\s+at|experiment\s+with|play\s+with|tinker\s+with|wrap\s+my\s+head\s+around|get\s+my\s+head\s+around|"
+                                  r"get\s+to\s+grips\s+with)\s+"
                                   r"(?:more\s+|a\s+lot\s+|a\s+bit\s+|everything\s+|all\s+)?(?:about\s+)?"), "after"),
     Cue("EXPRESSED_INTEREST", _rx(r"\b(?:spend|spent|spending)\s+(?:my\s+|most\s+)?(?:weekends|evenings|free\s+time|"
                                   r"spare\s+time|nights|lunch\s+breaks)\s+(?:on|with|doing|learning|reading\s+about|"
@@ -308,12 +378,23 @@ LEAVE = _rx(
     r"migrated\s+(?:away\s+)?(?:off|from)\s+|no\s+longer\s+use\s+|phased\s+out\s+|walked\s+away\s+from\s+|"
     r"broke\s+up\s+with\s+|turned\s+my\s+back\s+on\s+|said\s+goodbye\s+to\s+|uninstalled\s+|"
     r"(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+|(?:haven't|have\s+not|never)\s+(?:touched|opened|used)\s+"
-    r"(?=\S+(?:\s+\S+)?\s+since)|used\s+to\s+(?:use|be\s+on|work\s+in|live\s+in|love|swear\s+by)\s+)"
+    r"(?=\S+(?:\s+\S+)?\s+since)|used\s+to\s+(?:use|be\s+on|work\s+in|live\s+in|love|swear\s+by)\s+|"
+    r"used\s+to\s+be\s+(?:a|an)\s+(?=\S+(?:\s+\S+)?\s+(?:person|user|fan|guy|girl|shop|developer|dev)\b)|"
+    r"after\s+(?:years|months|a\s+while|ages|a\s+decade|a\s+long\s+time)\s+(?:on|with|of|in)\s+(?:using\s+)?|"
+    r"(?:'ve|have)\s+left\s+(?=\S+(?:\s+\S+)?\s+behind\b)|no\s+more\s+|(?:never|won't|not\s+going\s+to|don't\s+think\s+I'll|"
+    r"can't\s+see\s+myself)\s+(?:ever\s+)?go(?:ing)?\s+back\s+to\s+|stopped\s+(?:using|with)\s+|"
+    r"was\s+(?:a|an)\s+(?=\S+(?:\s+\S+)?\s+(?:person|user|fan|guy|girl|shop|developer|dev)\b)|(?:not|no\s+longer)\s+(?:on|using|in)\s+"
+    r"(?=\S+(?:\s+\S+)?\s+any\s*more\b)|was\s+(?:using|on|in)\s+(?=\S+(?:\s+\S+)?,?\s+(?:but|until|till)\b))"
 )
 LEFT_FRONT = _rx(r"\b(?:is|are)\s+(?:now\s+)?(?:history|dead\s+to\s+me|gone|behind\s+me|a\s+thing\s+of\s+the\s+past|"
-                 r"out|retired|over)\b")
+                 r"out|retired|over)\b|\b(?:was|used\s+to\s+be)\s+(?:\w+\s+)?my\s+(?:go-to|go\s+to|daily\s+driver|"
+                 r"main\s+tool|default|tool\s+of\s+choice|weapon\s+of\s+choice|thing|jam)\b|\bwas\s+(?:[\w'-]+\s+){0,3}?"
+                 r"until\b")
+REPLACED_FRONT_PASSIVE = _rx(r"\b(?:got|was|were|has\s+been|have\s+been|been|is|gets)\s+(?:\w+\s+)?"
+                             r"(?:(?:replaced|superseded|supplanted|displaced|pushed\s+out)\s+by|(?:swapped|traded|"
+                             r"switched|dropped|ditched)\s+(?:out\s+)?for|phased\s+out\s+in\s+favou?r\s+of)\s+")
 REPLACED_BY_FRONT = _rx(
-    r"\b(?:replaced|has\s+replaced|took\s+over\s+from|takes\s+over\s+from|superseded|supplanted|"
+    r"\b(?:replaced|has\s+replaced|took\s+over\s+from|takes\s+over\s+from|(?:has|have)\s+(?:\w+\s+)?taken\s+over\s+from|superseded|supplanted|"
     r"won\s+out\s+over|beat\s+out|displaced|killed\s+off|pushed\s+out)\s+"
 )
 
@@ -326,6 +407,7 @@ LEADING_DISCOURSE = _rx(
     r"moment|to\s+be\s+(?:fair|honest)|tbh|oh|man|ugh|sadly|funnily\s+enough|i\s+guess|i\s+think|i\s+mean|"
     r"of\s+course|admittedly|truthfully|seriously|somehow|currently|nowadays|again|then)\b[,\s]*)+"
 )
+SPEAKER_IN_CUE = _rx(r"(?:I|I'm|I've|I'd|we|we're|we've)\b")
 HYPOTHETICAL = _rx(r"^\s*(?:if|unless|whether|when\s+you|should|would|could|do\s+you|did\s+you|have\s+you|"
                    r"are\s+you|can\s+you|will\s+you|what\s+if|in\s+case|once)\b")
 # Where a fronted noun phrase ends: the clause's first verb or auxiliary.
@@ -335,7 +417,7 @@ FRONT_VERBS = frozenset(
     trips bites haunts remains stays never always really still just sits lives runs does did seems feels
     sounds looks became becomes kills killing baffles frustrates annoys eludes escapes stumps wrecks breaks
     defeats puzzles overwhelms scares handles powers grabs appeals captivates attracts draws fills occupies
-    consumes swallows won took superseded supplanted displaced pushed""".split()
+    consumes swallows won took superseded supplanted displaced pushed got gets""".split()
 )
 GENERIC_OBJECTS = frozenset(
     """thing things stuff time times lot lots day days week weeks it that this everything something anything
@@ -345,7 +427,8 @@ GENERIC_OBJECTS = frozenset(
 )
 SUBJECT_NOUNS = RELATION_NOUNS | frozenset("people guy guys girl girls man woman kids everyone someone team".split())
 PRONOUN_OBJECTS = frozenset({"it", "that", "this", "them", "those"})
-VERB_OBJECT_STARTS = frozenset("a an the that this it them my our their his her your some more people others".split())
+VERB_OBJECT_STARTS = frozenset("a an the that this it them my our their his her your some more people others with about "
+                               "into".split())
 TOPIC_GERUNDS = frozenset("""learning studying mastering understanding exploring dealing debugging fixing getting
     with into about configuring tuning""".split())
 TRAIT_HERE = _rx(r"^(?:(?:a|an|total|proud|certified|confirmed|lifelong|resident)\s+){0,2}(?P<trait>"
@@ -379,7 +462,7 @@ def clause_spans(text: str) -> list[tuple[int, int]]:
 def _is_tool(s: SummarySentence, item: list[Token]) -> bool:
     if any(t.start in s.gaz for t in item):
         return True
-    if len(item) == 1 and item[0].text[:1].isupper() and item[0].lower in GAZETTEER:
+    if len(item) == 1 and (item[0].text[:1].isupper() or s.lowercase) and item[0].lower in GAZETTEER:
         return True  # "Go is what I write everything in": an ambiguous term, capitalised, in a use frame
     return len(item) <= 3 and all((s.is_name_word(t) or bool(IDENTIFIER.match(t.text))) and
                                   t.lower not in RELATION_NOUNS for t in item)
@@ -404,7 +487,7 @@ def _is_topic(item: list[Token]) -> bool:
 
 def _is_known_tool(s: SummarySentence, item: list[Token]) -> bool:
     return any(t.start in s.gaz for t in item) or (len(item) == 1 and (
-        item[0].lower in GAZETTEER and item[0].text[:1].isupper() or bool(IDENTIFIER.match(item[0].text))))
+        item[0].lower in GAZETTEER and (item[0].text[:1].isupper() or s.lowercase) or bool(IDENTIFIER.match(item[0].text))))
 
 
 def _object_fits(s: SummarySentence, relation: str, item: list[Token], strict: bool = False) -> bool:
@@ -415,12 +498,23 @@ def _object_fits(s: SummarySentence, relation: str, item: list[Token], strict: b
     return _is_topic(item)
 
 
+def dislocated_fits(s: SummarySentence, relation: str, item: list[Token]) -> bool:
+    """A noun phrase said on its own before its clause ("Kotlin, I use every day"): stricter than an object in
+    place, since a lone name there is most often whom the speaker addresses ("Yeah, Dave! Keep it up")."""
+    if relation == "USES":
+        return _is_known_tool(s, item)
+    if relation == "WORKS_ON":
+        return _is_project(s, item) and item[-1].lower in PROJECT_WORDS
+    return _object_fits(s, relation, item) and not all(s.is_name_word(t) for t in item)
+
+
 class ClauseFrames:
     """Reads one sentence's clauses against `CUES`; `antecedent` is what "it" refers to in this turn."""
 
     def __init__(self, s: SummarySentence, antecedent: Node | None) -> None:
         self.s = s
         self.antecedent = antecedent
+        self._dislocated: list[Token] | None = None  # "Kotlin, I use every day": the clause before, a bare noun phrase
 
     # -- the parts of a clause -------------------------------------------------------------------
 
@@ -448,6 +542,8 @@ class ClauseFrames:
                 return None
         else:
             return None
+        if len(phrase) == 1 and phrase[0].lower in PRONOUN_OBJECTS:
+            return phrase  # "that's the project I'm on": a pronoun subject, resolved by the caller
         while phrase and phrase[0].lower in ("the", "a", "an", "this", "that", "these", "those"):
             phrase = phrase[1:]
         if not phrase:
@@ -459,14 +555,36 @@ class ClauseFrames:
             return None
         return phrase
 
-    def _speaker_before(self, offset: int) -> tuple[bool, int]:
-        """(the clause at `offset` is the speaker's, where its subject ends)."""
-        subject, third, subject_end = self.s.subject_before(offset)
-        if subject is USER or (subject is not None and subject.id == USER.id and not third):
-            return True, subject_end
-        if subject is None and not any(c.start < offset for c in self.s.candidates):
-            return True, 0
-        return False, subject_end  # "Kafka uses ZooKeeper", "my colleague Priya swears by Vue": not the speaker
+    def bare_phrase(self, start: int, end: int) -> list[Token] | None:
+        """The clause when it is only a noun phrase (no verb), as in a left dislocation ("Kotlin, I use every
+        day", "The checkout service - that's what I'm on"); None otherwise."""
+        toks = self._clause_tokens(self._body_start(start, end), end)
+        while toks and toks[0].lower in ("the", "a", "an", "this", "that", "these", "those", "oh", "ah"):
+            toks = toks[1:]
+        if not toks or len(toks) > MAX_FRONT_WORDS or any(t.lower in FRONT_VERBS or "'" in t.text for t in toks):
+            return None
+        if {t.lower for t in toks} & (FIRST_PERSON_TOKENS | OTHER_PARTY_TOKENS | SUBJECT_NOUNS | NOT_IN_TOPICS |
+                                      PRONOUN_OBJECTS | STOPWORDS):
+            return None
+        return toks
+
+    def _dislocated_reading(self, relation: str) -> Reading | None:
+        item = self._dislocated
+        if item is None or not dislocated_fits(self.s, relation, item):
+            return None
+        return Reading(relation, self._node(item, relation), tuple(t.start for t in item), FRAME_CONFIDENCE)
+
+    def _speaker_before(self, offset: int, clause_start: int = 0) -> tuple[bool, int]:
+        """(the clause at `offset` is the speaker's, where its subject ends). A tool or project named in an
+        earlier clause is no subject of this one ("I've left A behind, I'm on B now")."""
+        before = [c for c in self.s.candidates if c.start < offset and not (
+            c.start < clause_start and c.node is not None and c.node.label in ("Tools", "Projects"))]
+        if not before:
+            return True, 0  # nobody named before the cue: the speaker's own clause ("been living in Zed")
+        nearest = max(before, key=lambda c: (c.start, c.first_person))
+        if nearest.node is USER or (nearest.node is not None and nearest.node.id == USER.id and nearest.first_person):
+            return True, nearest.end
+        return False, nearest.end  # "Kafka uses ZooKeeper", "my colleague Priya swears by Vue": not the speaker
 
     def _negated(self, start: int, end: int) -> bool:
         return any(t.lower in NEGATORS or t.lower.endswith("n't") for t in self.s.toks
@@ -493,7 +611,8 @@ class ClauseFrames:
     # -- readings --------------------------------------------------------------------------------
 
     def _pronoun(self, relation: str, note: str = "") -> Reading | None:
-        if self.antecedent is None or (relation == "WORKS_ON" and self.antecedent.label != "Projects"):
+        if self.antecedent is None or (relation == "WORKS_ON" and self.antecedent.label != "Projects") or (
+                relation == "USES" and self.antecedent.label == "Projects"):
             return None
         return Reading(relation, self.antecedent, (), FRAME_CONFIDENCE - PRONOUN_PENALTY, note)
 
@@ -528,14 +647,16 @@ class ClauseFrames:
                         if reading is not None:
                             here.append(reading)
             here += self._traits(body, end)
-            here += self._replaced(front, front_end, body, end)
+            self._dislocated = self.bare_phrase(start, end)
+            here += self._replaced(front, front_end, body, end) + self._replaced_passive(front, front_end, end)
             left += self._left(body, end) + self._left_front(front, front_end, end)
             out += here
         return self._changes(out, left)
 
     def _after_reading(self, cue: Cue, match: re.Match[str], end: int, body: int) -> list[Reading]:
         s = self.s
-        mine, subject_end = self._speaker_before(match.start())
+        own = SPEAKER_IN_CUE.match(match.group(0))  # "I'm on Zed now": the cue names its own subject
+        mine, subject_end = (True, match.start() + own.end()) if own else self._speaker_before(match.start(), body)
         if not mine or s.negated(subject_end, match.start()):
             return []
         if cue.relation != "STRUGGLES_WITH" and self._negated(match.start(), match.end()):
@@ -544,7 +665,7 @@ class ClauseFrames:
                 t.lower not in STOPWORDS for t in s.toks if body <= t.start < match.start()):
             return []  # nobody named, but words before the cue ("lots of people rely on"): not the speaker
         if subject_end == 0 and not s.first_person and cue.relation in ("STRUGGLES_WITH", "EXPRESSED_INTEREST") and \
-                re.match(r"[A-Za-z]+ing\b", match.group(0)):
+                re.match(r"[A-Za-z]+ing\b", match.group(0)) and s.text[body:match.start()].strip().lower() != "been":
             return []  # "Studying opening moves is a great way to improve": a general remark, nobody's interest
         before = s.text[subject_end:match.start()]
         if re.search(r"\bused\s+to\b", before, re.IGNORECASE) and not re.search(
@@ -552,7 +673,7 @@ class ClauseFrames:
             return []  # "I used to use X": the past, read by the change rules
         rest = s.text[match.end():end].strip().lower()
         if rest.split(None, 1)[:1] and rest.split(None, 1)[0].strip(".,!?") in PRONOUN_OBJECTS:
-            reading = self._pronoun(cue.relation)
+            reading = self._dislocated_reading(cue.relation) or self._pronoun(cue.relation)
             return [reading] if reading is not None else []
         if "obj" in match.re.groupindex:
             item = [t for t in s.toks if match.start("obj") <= t.start and t.end <= match.end("obj")]
@@ -561,10 +682,14 @@ class ClauseFrames:
                                 FRAME_CONFIDENCE)]
             return []
         out = []
-        for item in self._after_item(match.end(), end, cue.relation):
+        items = self._after_item(match.end(), end, cue.relation)
+        for item in items:
             if _object_fits(s, cue.relation, item, cue.strict):
                 out.append(Reading(cue.relation, self._node(item, cue.relation), tuple(t.start for t in item),
                                    FRAME_CONFIDENCE))
+        if not items:  # "Kotlin, I use every day": the object was said before the clause
+            reading = self._dislocated_reading(cue.relation)
+            out += [reading] if reading is not None else []
         return out
 
     def _front_reading(self, cue: Cue, front: list[Token], front_end: int,
@@ -575,8 +700,8 @@ class ClauseFrames:
                                                                 + "|".join(RELATION_NOUNS) + r"))\b",
                                                                 between, re.IGNORECASE):
             return None
-        if len(front) == 1 and front[0].lower in PRONOUN_OBJECTS:
-            return self._pronoun(cue.relation)
+        if len(front) == 1 and front[0].lower in PRONOUN_OBJECTS:  # "it", "that('s)"
+            return self._dislocated_reading(cue.relation) or self._pronoun(cue.relation)
         if cue.relation in ("STRUGGLES_WITH", "EXPRESSED_INTEREST"):
             while len(front) > 1 and front[0].lower in TOPIC_GERUNDS:
                 front = front[1:]  # "Learning category theory is a goal of mine": the topic, not the learning
@@ -612,7 +737,7 @@ class ClauseFrames:
         """Tools the speaker left in this clause ("I gave up on A", "I'm done with A")."""
         out = []
         for match in LEAVE.finditer(self.s.text, body, end):
-            mine, subject_end = self._speaker_before(match.start())
+            mine, subject_end = self._speaker_before(match.start(), body)
             if not mine or self.s.negated(subject_end, match.start()):
                 continue
             item = self._tool_after(match.end(), end)
@@ -646,6 +771,18 @@ class ClauseFrames:
                                 PAST_PREFIX)]
         return []
 
+    def _replaced_passive(self, front: list[Token] | None, front_end: int, end: int) -> list[Reading]:
+        """"A got replaced by B (on my setup)": A before, B now."""
+        if front is None or not _is_tool(self.s, front):
+            return []
+        for match in REPLACED_FRONT_PASSIVE.finditer(self.s.text, front_end, end):
+            new = self._tool_after(match.end(), end)
+            if new is not None and not self._negated(front_end, match.start()):
+                return [Reading("USES", self._node(new, "USES"), tuple(t.start for t in new), FRAME_CONFIDENCE),
+                        Reading("USES", self._node(front, "USES"), tuple(t.start for t in front), LONE_LEAVE_CONFIDENCE,
+                                PAST_PREFIX)]
+        return []
+
     def _changes(self, out: list[Reading], left: list[Reading]) -> list[Reading]:
         """Pair a left value with a used one in the same sentence: a change of value, both edges."""
         olds = [r for r in [*left, *out] if r.note == PAST_PREFIX]
@@ -657,7 +794,7 @@ class ClauseFrames:
             return [r for r in out if r.note != PAST_PREFIX] + [r for r in olds]  # a lone leave: low
         new = news[-1]
         old = olds[0]
-        rest = [r for r in out if r is not new and r.note != PAST_PREFIX]
+        rest = [r for r in out if r is not new and r.note != PAST_PREFIX and r.obj.id != old.obj.id]
         return rest + [
             Reading("USES", new.obj, new.tokens, SWITCH_NEW_CONFIDENCE, f"switched from {old.obj.name}"),
             Reading("USES", old.obj, old.tokens, SWITCH_OLD_CONFIDENCE, f"{PAST_PREFIX}, switched to {new.obj.name}"),

@@ -28,12 +28,35 @@ from athena_core.ltm.extraction.offline_vocabulary import (
     WORK_ON,
 )
 from athena_core.ltm.extraction.chat_clauses import ClauseReader
-from athena_core.ltm.extraction.clause_frames import ClauseFrames
+from athena_core.ltm.extraction.clause_frames import SWITCH_OLD_CONFIDENCE, ClauseFrames
+from athena_core.ltm.extraction.normalisation import PAST_PREFIX
 from athena_core.ltm.extraction.port import ExtractionTurn
 from athena_core.ltm.extraction.summary_sentence import PHRASE_RELATIONS, Node, SummarySentence, USER
 from athena_core.models.ontology import ExtractedNode, ExtractedTriple, TripleExtraction, snake_id
 from athena_core.text.sentences import split_sentences
 from athena_core.text.tokens import Token
+
+
+SWITCH_NEW_FLOOR = 0.5  # a use the turn states firmly (the retrieval floor): what a left tool was left for
+USED_TO = re.compile(r"\bused\s+to\b", re.IGNORECASE)
+
+
+def _left_value(triple: ExtractedTriple) -> bool:
+    return triple.relation == "USES" and triple.subject.id == USER.id and triple.context_nuance.startswith(PAST_PREFIX)
+
+
+def _pair_turn_change(found: dict[tuple[str, str, str, int], ExtractedTriple],
+                      left: list[tuple[str, str, str, int]], index: int) -> None:
+    """A turn that leaves one tool in one sentence and uses another in the next ("I dropped Jenkins. Bun is
+    what I use now.") states a change, as one sentence would: the left value, written low alone, is raised
+    to a change's old value."""
+    now = [t for key, t in found.items() if key[3] == index and t.relation == "USES" and t.subject.id == USER.id
+           and not _left_value(t) and t.confidence >= SWITCH_NEW_FLOOR]
+    if not now:
+        return
+    for key in left:
+        if found[key].confidence < SWITCH_OLD_CONFIDENCE:
+            found[key] = found[key].model_copy(update={"confidence": SWITCH_OLD_CONFIDENCE})
 
 
 def _nuance(text: str) -> str:
@@ -88,6 +111,7 @@ class OfflineTripleExtractor:
             if from_agent:
                 agent_texts.append(" ".join(turn.text.split()).lower())
             antecedent: Node | None = None  # what "it" refers to: the last thing this turn named
+            left: list[tuple[str, str, str, int]] = []  # tools this turn says the speaker left, in a firm sentence
             for text in split_sentences(turn.text or ""):
                 sentence = SummarySentence(text, known)
                 triples = self._sentence_triples(sentence, antecedent)
@@ -98,6 +122,9 @@ class OfflineTripleExtractor:
                     key = (triple.subject.id, triple.relation, triple.object.id, index)  # one per turn
                     if key not in found or triple.confidence > found[key].confidence:
                         found[key] = triple.model_copy(update={"turn": index})
+                    if _left_value(triple) and not sentence.hedged:
+                        left.append(key)
+            _pair_turn_change(found, left, index)
         in_turns = {key[:3] for key in found}
         from_summary: dict[tuple[str, str, str], ExtractedTriple] = {}
         for text in split_sentences(summary or ""):
@@ -122,7 +149,12 @@ class OfflineTripleExtractor:
             if triple.object.label in ("Tools", "Projects") and triple.object.id != USER.id:
                 return Node(triple.object.id, triple.object.label, triple.object.name)
         hits = [s.gaz[t.start] for t in s.toks if t.start in s.gaz]
-        return Node(snake_id(hits[-1]), "Tools", hits[-1]) if hits else None
+        if hits:
+            return Node(snake_id(hits[-1]), "Tools", hits[-1])
+        bare = ClauseFrames(s, None).bare_phrase(0, len(s.text))  # "Time zone handling. I never get it right."
+        if not bare or triples or all(s.is_name_word(t) for t in bare):
+            return None  # a lone name is whom the speaker addresses ("Yeah, Dave!"), not a thing "it" can mean
+        return s.object_node(bare, "")
 
     def _sentence_triples(self, s: SummarySentence, antecedent: Node | None = None) -> list[ExtractedTriple]:
         out: list[ExtractedTriple] = []
@@ -150,6 +182,8 @@ class OfflineTripleExtractor:
                 subject, third, subject_end = s.subject_before(match.start())
                 if subject is None or s.negated(subject_end, match.start()):
                     continue
+                if relation == "USES" and USED_TO.search(s.text, subject_end, match.start()):
+                    continue  # "I used to use Jenkins": a past use, read by the clause reader's change rules
                 tool_only = needs_tool is not None and bool(needs_tool.match(match.group(0)))
                 for item in s.object_items(match.end(), split_items=split_items):
                     if relation in PHRASE_RELATIONS:

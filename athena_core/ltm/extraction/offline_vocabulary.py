@@ -55,8 +55,11 @@ HEDGES = re.compile(
     r"\b(?:maybe|might|perhaps|possibly|considering|consider|wondering|whether|thinking about|"
     r"thinking of|not sure|unsure|should (?:i|we)|could (?:i|we)|would it|planning to evaluate|"
     # irrealis: a condition, a supposition, a plan or temptation to change tools is no fact yet
-    r"if|unless|suppose|supposing|hypothetically|in theory|what if|in case|could|tempted|debating|eyeing|"
-    r"on the fence|toying with|weighing|"
+    # "if it helps", "if that matters": a courtesy, not a condition on the fact
+    r"if(?!\s+(?:that|it|this)\s+(?:matters|helps|makes\s+a\s+difference)|\s+you\s+(?:need|want|care|ask|must))|"
+    r"unless|suppose|supposing|hypothetically|in theory|what if|in case|could|tempted|debating|eyeing|"
+    r"on the fence|toying with|weighing|imagine|assuming|in a world where|say\s+(?:i|we)\s+(?:was|were|used|had|did|switched|moved)|"
+    r"(?:'d|would)\s+(?:love|like)\s+to\s+(?:use|try|switch|move|start)|wish\s+(?:i|we)|might\s+try|"
     r"(?:plan|plans|planning|going|want|wants|wanted|hoping|hope|need|needs)\s+to\s+(?:switch|move|migrate|"
     r"try\s+out|adopt|evaluate|look\s+at|start\s+using|use))\b",
     re.IGNORECASE,
@@ -67,7 +70,8 @@ BOUNDARY_WORDS = frozenset(
     before until if as than on into onto via during over under per like though although unless whereas
     now anymore lately recently again too also today currently nowadays daily every these right
     instead especially mostly mainly this last next all every lot directly heavily together yesterday
-    tonight tomorrow ago anyway honestly properly better a an the there here""".split()
+    tonight tomorrow ago anyway honestly properly better a an the there here tbh lol haha lmao imo imho btw
+    fwiw ngl atm no person fan guy girl shop""".split()
 ) | FIRST_PERSON_TOKENS | OTHER_PARTY_TOKENS
 ITEM_SEPARATORS = frozenset({"and", "or", "nor", "plus", "&"})
 LEADING_FILLER = frozenset(
@@ -141,5 +145,5 @@ DETERMINERS = frozenset("the a an this that these those my our your his her thei
 OBJECT_MARKERS = frozenset(
     """in with on for to at from by about into onto of via over under use uses write writes build builds
     learn learns like likes love loves prefer prefers try tries chose picked adopted told met hired called
-    asked helped""".split()
+    asked helped off left quit ditched dropped replaced than""".split()
 )

@@ -65,6 +65,9 @@ class SummarySentence:
         self.gaz: dict[int, str] = {tok.start: name for tok, name in gazetteer_hits(self.toks)}
         self.entities = entities
         self.hedged = text.rstrip().endswith("?") or bool(HEDGES.search(text))
+        # typed all in lowercase ("i switched to bun"): capitals say nothing, so a cue's object may be an
+        # ambiguous gazetteer term written small
+        self.lowercase = not re.search(r"[A-Z]", re.sub(r"\bI\b", "", text))
         self.first_person = any(t.lower in FIRST_PERSON_TOKENS for t in self.toks) or bool(
             re.search(r"\bthe user\b", text, re.IGNORECASE))
         self.claimed: set[int] = set()  # token starts already used as an object
