@@ -76,7 +76,7 @@ BOUNDARY_WORDS = frozenset(
 ITEM_SEPARATORS = frozenset({"and", "or", "nor", "plus", "&"})
 LEADING_FILLER = frozenset(
     """the a an my our your his her their its this that these those some more about any lots lot of
-    much many how other new own certain""".split()
+    much many how other new own certain is are was were""".split()
 )
 TRAITS = (
     "detail-oriented", "detail oriented", "self-taught", "hands-on", "risk-averse", "visual learner",
