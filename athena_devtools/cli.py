@@ -43,8 +43,9 @@ def run() -> None:
 def demo(wait_s: float = typer.Option(60.0, help="How long to wait for the pipeline to consolidate.")) -> None:
     """Start the stack, replay the bundled conversation over HTTP, print what each tier holds, stop."""
     from athena_client.client import AthenaClient
-    from athena_devtools.demo import (CHANGE_QUERY, DEMO_QUESTIONS, changed_fact, load_sample, render, render_change,
-                                      render_search, replay, wait_for_facts, wait_for_pipeline)
+    from athena_devtools.demo import (CHANGE_QUERY, DEMO_QUESTIONS, changed_fact, forget_earlier_replay, load_sample,
+                                      render, render_change, render_search, replay, wait_for_facts,
+                                      wait_for_pipeline)
     from athena_devtools.stack import Stack
 
     logging.basicConfig(level=logging.WARNING)
@@ -54,6 +55,8 @@ def demo(wait_s: float = typer.Option(60.0, help="How long to wait for the pipel
         typer.echo(f"Athena is up on {stack.base_url}; replaying the sample conversation…")
         with AthenaClient(stack.base_url) as client:
             sample = load_sample()
+            if forget_earlier_replay(client, sample):
+                typer.echo("An earlier demo run's memory of the sample user was erased first (a purge).")
             session_ids = replay(client, sample)
             pending = wait_for_pipeline(client, session_ids, wait_s)
             typer.echo(f"Pipeline done, {pending} events still pending." if pending else "Pipeline done: every event consolidated.")

@@ -18,6 +18,14 @@ def load_sample() -> dict:
     return json.loads(resources.files("athena_devtools.samples").joinpath(SAMPLE).read_text())
 
 
+def forget_earlier_replay(client: AthenaClient, sample: dict) -> int:
+    """Erase what an earlier `make demo` left of the sample user (a purge, SPEC S7.4), so a second run shows
+    the sample once, not twice; returns how many of the user's documents it removed."""
+    session_id = client.create_session(sample["tenant_id"], sample["user_id"], sample["agent_id"], {"source": "demo"})
+    report = client.delete_session(session_id, purge_user=True).get("purge") or {}
+    return sum(report.get("documents", {}).values())
+
+
 def replay(client: AthenaClient, sample: dict) -> list[str]:
     """Post every session's turns with their timeline, shifted so the last session started an hour ago
     (memory stays warm enough to be promoted); returns the session ids in order."""

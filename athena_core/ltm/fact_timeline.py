@@ -7,8 +7,9 @@ value is the one observed last (newest `valid_at`), the initial one the one obse
 reader can rely on is marked: when the (subject, relation) has values at or above the retrieval floor
 (SPEC S6.4, `graph_min_confidence`, 0.5), an unsure value written below it (seed 002: written low, not
 dropped) is neither current nor initial, so "what do I use now?" never answers with a guess over a
-stated fact. Pure: the caller passes every value it knows of the (subject, relation) — a partial
-history gives a partial answer.
+stated fact. RELATES_TO is one (subject, relation) per relation its nuance names (`timeline_key`).
+Pure: the caller passes every value it knows of the (subject, relation) — a partial history gives a
+partial answer.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from athena_core.models.ontology import Fact
 
 Order = Literal["earliest", "latest"]
 RETRIEVAL_FLOOR = 0.5  # SPEC S6.4's default; the service passes its `graph_min_confidence`
+MAX_KIND_WORDS = 3  # a nuance head longer than this is prose (a model's free text), not a relation's name
 T = TypeVar("T")
 
 
@@ -35,11 +37,22 @@ class TimelineMark:
         return self.values > 1
 
 
+def timeline_key(fact: Fact) -> tuple[str, str, str]:
+    """The (subject, relation) whose values succeed each other. RELATES_TO holds every relation outside the
+    ontology, the original kept at the head of its nuance (SPEC S6.1: "based in: …", "colleague: …"), so a
+    place the user is based in and a colleague they name are two relations, not two values of one."""
+    kind = ""
+    if fact.relation == "RELATES_TO" and ":" in fact.context_nuance:
+        head = fact.context_nuance.split(":", 1)[0].strip().lower()
+        kind = head if len(head.split()) <= MAX_KIND_WORDS else ""
+    return fact.subject.id, fact.relation, kind
+
+
 def mark_timeline(facts: Iterable[Fact], floor: float = RETRIEVAL_FLOOR) -> dict[str, TimelineMark]:
     """edge id → its mark. Ties break on the other timestamp, then the edge id, so marks are stable."""
-    groups: dict[tuple[str, str], dict[str, Fact]] = defaultdict(dict)
+    groups: dict[tuple[str, str, str], dict[str, Fact]] = defaultdict(dict)
     for fact in facts:
-        groups[(fact.subject.id, fact.relation)].setdefault(fact.edge_id, fact)
+        groups[timeline_key(fact)].setdefault(fact.edge_id, fact)
     marks: dict[str, TimelineMark] = {}
     for group in groups.values():
         edges = list(group.values())

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
-from athena_core.ltm.fact_timeline import Order, TimelineMark, mark_timeline, order_by_cue
+from athena_core.ltm.fact_timeline import Order, TimelineMark, mark_timeline, order_by_cue, timeline_key
 from athena_core.ltm.persona import persona_lines
 from athena_core.stores.graph.port import GraphStore
 from athena_core.models.ontology import USER_NODE_ID, Fact, GraphNode, snake_id
@@ -94,10 +94,10 @@ class FactRetriever:
         """Every value over time of the (subject, relation)s of `facts`: `facts` first, then the other
         values the graph holds (any confidence), for the first `HISTORY_SUBJECTS` subjects."""
         found: dict[str, Fact] = {f.edge_id: f for f in facts}
-        wanted = {(f.subject.id, f.relation) for f in facts}
+        wanted = {timeline_key(f) for f in facts}
         for subject in list(dict.fromkeys(f.subject.id for f in facts))[:HISTORY_SUBJECTS]:
             for fact in self.graph.facts_about(scope, subject):
-                if (fact.subject.id, fact.relation) in wanted:
+                if timeline_key(fact) in wanted:
                     found.setdefault(fact.edge_id, fact)
         return list(found.values())
 

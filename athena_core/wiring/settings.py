@@ -141,7 +141,7 @@ class Settings(BaseSettings):
     search_weight_dense: float = 1.0  # cosine over event and chain vectors
     search_weight_chain: float = 0.5  # chain summaries as results, and a chain's rank lent to its events
     search_weight_neighbour: float = 0.3  # share of a found event's score lent to the events beside it
-    search_weight_graph: float = 0.5  # LTM facts sharing a word with the query
+    search_weight_graph: float = 1.0  # LTM facts sharing a word with the query (two lists: graph order, shared words)
     search_weight_time: float = 1.0  # time cues: window bonus, earliest/latest re-rank
     search_time_rerank: int = 20  # best candidates re-ranked by time for "first" / "currently"
     search_candidates: int = 200  # per retriever

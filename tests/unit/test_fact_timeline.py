@@ -51,6 +51,20 @@ def test_a_single_value_is_both_current_and_initial_and_subjects_do_not_mix() ->
 
 
 
+def test_related_to_changes_only_within_the_relation_its_nuance_names() -> None:
+    # RELATES_TO keeps the original relation at the head of its nuance: a colleague named after the user's
+    # city does not make the city a past value; a second "based in" does
+    lisbon = fact("e1", "lisbon", at(1), at(1), relation="RELATES_TO", nuance="based in: i'm based in Lisbon")
+    priya = fact("e2", "priya", at(2), at(2), relation="RELATES_TO", nuance="colleague: my colleague Priya")
+    marks = mark_timeline([lisbon, priya])
+    assert all(m.is_current and m.is_initial and not m.changed for m in marks.values())
+    porto = fact("e3", "porto", at(3), at(3), relation="RELATES_TO", nuance="based in: these days I'm based in Porto")
+    marks = mark_timeline([lisbon, priya, porto])
+    assert (marks["e1"].is_initial, marks["e1"].is_current) == (True, False)
+    assert (marks["e3"].is_initial, marks["e3"].is_current) == (False, True)
+    assert not marks["e2"].changed
+
+
 def test_an_unsure_value_is_neither_current_nor_initial_beside_stated_ones() -> None:
     # the facts benchmark's miss: a guess written low (seed 002) before and after the stated values took
     # both marks, so the facts a reader sees (confidence >= 0.5, SPEC S6.4) had no initial and no current
