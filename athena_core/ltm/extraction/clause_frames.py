@@ -38,6 +38,7 @@ from athena_core.ltm.extraction.offline_vocabulary import (
     PROJECT_WORDS,
     RELATION_NOUNS,
     TRAITS,
+    USED_TO,
 )
 from athena_core.ltm.extraction.summary_sentence import Node, SummarySentence, USER
 from athena_core.models.ontology import snake_id
@@ -67,7 +68,6 @@ class Cue:
 _ME = r"(?:me|us)"
 _MY = r"(?:my|our)"
 _SOME = r"(?:[\w'-]+\s+){0,3}?"  # up to three filler words ("really", "a lot of", "pretty much")
-
 
 
 def _cleft(verbs: str) -> re.Pattern[str]:
@@ -122,7 +122,7 @@ CUES: tuple[Cue, ...] = (
     Cue("USES", _rx(r"\b(?:reach(?:es|ed|ing)?\s+for|comfortable\s+(?:with|in)|fluent\s+in|at\s+home\s+in|"
                     r"(?:built|centred|centered|based|organi[sz]ed)\s+around)\s+"), "after", True),
     Cue("USES", _rx(r"\b(?:basically|practically|pretty\s+much|literally|more\s+or\s+less)\s+live\s+in\s+"), "after", True),
-    Cue("USES", _rx(r"\b(?:I|we)\s+(?:\w+\s+)?live\s+in\s+"), "after", True),
+    Cue("USES", _rx(r"\b(?:I|we)\s+(?:\w+\s+)?live\s+in\s+"), "after", True),  # a known tool only: "I live in Lisbon" is a place
     # a known tool only: "I'm in Lisbon", "I work in Berlin" are places
     Cue("USES", _rx(r"\b(?:I|we)\s+(?:\w+\s+)?(?:work|code|write|build|program)\s+in\s+|\b(?:I'm|I\s+am|I've\s+been|"
                     r"I'll\s+be|we're)\s+(?:\w+\s+)?(?:stuck\s+|deep\s+|mostly\s+|always\s+)?(?:in|inside)\s+"), "after", True),
@@ -137,7 +137,7 @@ CUES: tuple[Cue, ...] = (
     Cue("USES", _rx(r"\b(?:handle|manage|run|do|build|deploy|track|write|automate|provision)\s+(?:all\s+)?" + _MY +
                     r"\s+(?:[\w'-]+\s+){0,2}?(?:with|in|on|using|through)\s+"), "after", True),
     Cue("USES", _rx(r"\b(?:it's|it\s+is)\s+(?=\S+(?:\s+\S+)?\s+(?:all\s+the\s+way|for\s+(?:me|everything|now)|now|"
-                    r"these\s+days)\b)"), "after", True),  # a known tool only: "I live in Lisbon" is a place
+                    r"these\s+days)\b)"), "after", True),
     # arriving at a tool: the new value of a change when a clause beside it leaves the old one
     Cue("USES", _rx(r"\b(?:moved|moving|switched|switching|migrated|migrating|jumped|went|gone|going|came|come|"
                     r"changed|converted|defected|transitioned|ported)\s+(?:(?:everything|all\s+my\s+\w+|my\s+\w+|it\s+all|"
@@ -427,6 +427,7 @@ GENERIC_OBJECTS = frozenset(
 )
 SUBJECT_NOUNS = RELATION_NOUNS | frozenset("people guy guys girl girls man woman kids everyone someone team".split())
 PRONOUN_OBJECTS = frozenset({"it", "that", "this", "them", "those"})
+FRONT_DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those"})  # dropped from a fronted phrase
 VERB_OBJECT_STARTS = frozenset("a an the that this it them my our their his her your some more people others with about "
                                "into".split())
 TOPIC_GERUNDS = frozenset("""learning studying mastering understanding exploring dealing debugging fixing getting
@@ -544,7 +545,7 @@ class ClauseFrames:
             return None
         if len(phrase) == 1 and phrase[0].lower in PRONOUN_OBJECTS:
             return phrase  # "that's the project I'm on": a pronoun subject, resolved by the caller
-        while phrase and phrase[0].lower in ("the", "a", "an", "this", "that", "these", "those"):
+        while phrase and phrase[0].lower in FRONT_DETERMINERS:
             phrase = phrase[1:]
         if not phrase:
             return None
@@ -559,7 +560,7 @@ class ClauseFrames:
         """The clause when it is only a noun phrase (no verb), as in a left dislocation ("Kotlin, I use every
         day", "The checkout service - that's what I'm on"); None otherwise."""
         toks = self._clause_tokens(self._body_start(start, end), end)
-        while toks and toks[0].lower in ("the", "a", "an", "this", "that", "these", "those", "oh", "ah"):
+        while toks and (toks[0].lower in FRONT_DETERMINERS or toks[0].lower == "ah"):  # "oh" went with the discourse words
             toks = toks[1:]
         if not toks or len(toks) > MAX_FRONT_WORDS or any(t.lower in FRONT_VERBS or "'" in t.text for t in toks):
             return None
@@ -668,7 +669,7 @@ class ClauseFrames:
                 re.match(r"[A-Za-z]+ing\b", match.group(0)) and s.text[body:match.start()].strip().lower() != "been":
             return []  # "Studying opening moves is a great way to improve": a general remark, nobody's interest
         before = s.text[subject_end:match.start()]
-        if re.search(r"\bused\s+to\b", before, re.IGNORECASE) and not re.search(
+        if USED_TO.search(before) and not re.search(
                 r"\b(?:but|now|these\s+days|anymore|nowadays)\b", before, re.IGNORECASE):
             return []  # "I used to use X": the past, read by the change rules
         rest = s.text[match.end():end].strip().lower()

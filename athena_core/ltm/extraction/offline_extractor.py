@@ -22,6 +22,7 @@ from athena_core.ltm.extraction.offline_vocabulary import (
     THIRD_PARTY_PENALTY,
     TOOL_PREPOSITIONS,
     TRAIT,
+    USED_TO,
     USES,
     USES_NEEDS_TOOL,
     WORK,
@@ -31,14 +32,11 @@ from athena_core.ltm.extraction.chat_clauses import ClauseReader
 from athena_core.ltm.extraction.clause_frames import SWITCH_OLD_CONFIDENCE, ClauseFrames
 from athena_core.ltm.extraction.normalisation import PAST_PREFIX
 from athena_core.ltm.extraction.port import ExtractionTurn
+from athena_core.ltm.fact_timeline import RETRIEVAL_FLOOR
 from athena_core.ltm.extraction.summary_sentence import PHRASE_RELATIONS, Node, SummarySentence, USER
 from athena_core.models.ontology import ExtractedNode, ExtractedTriple, TripleExtraction, snake_id
 from athena_core.text.sentences import split_sentences
 from athena_core.text.tokens import Token
-
-
-SWITCH_NEW_FLOOR = 0.5  # a use the turn states firmly (the retrieval floor): what a left tool was left for
-USED_TO = re.compile(r"\bused\s+to\b", re.IGNORECASE)
 
 
 def _left_value(triple: ExtractedTriple) -> bool:
@@ -51,7 +49,7 @@ def _pair_turn_change(found: dict[tuple[str, str, str, int], ExtractedTriple],
     what I use now.") states a change, as one sentence would: the left value, written low alone, is raised
     to a change's old value."""
     now = [t for key, t in found.items() if key[3] == index and t.relation == "USES" and t.subject.id == USER.id
-           and not _left_value(t) and t.confidence >= SWITCH_NEW_FLOOR]
+           and not _left_value(t) and t.confidence >= RETRIEVAL_FLOOR]  # a use the turn states firmly
     if not now:
         return
     for key in left:

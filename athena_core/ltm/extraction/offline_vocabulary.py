@@ -122,6 +122,7 @@ TRAIT = _rx(
     r"always|rather|somewhat|bit|of|kind)\s+)*(" + "|".join(re.escape(t) for t in sorted(TRAITS, key=len, reverse=True))
     + r")\b(?!\s+(?:about|to|how|whether|if|why|what)\b)"
 )
+USED_TO = ignorecase(r"\bused\s+to\b")  # "I used to use Jenkins": a past use, for the change rules
 USES = _rx(  # "I could use some help" is a need, not a use
     r"\b(?<!could\s)(?<!would\s)(?<!can\s)(?<!might\s)(?:use|uses|using|used(?!\s+to\b)|utili[sz]e|utili[sz]es|utili[sz]ing|rel(?:y|ies|ying)\s+on|"
     r"built\s+(?:with|on|in)|build(?:s|ing)?\s+with|written\s+in|writ(?:e|es|ing)\s+(?:it\s+)?in|"
