@@ -87,7 +87,7 @@ def build_extractor(settings: Settings, llm: LLMProvider) -> "TripleExtractor":
         return OpenAITripleExtractor(llm)
     from athena_core.ltm.extraction import OfflineTripleExtractor
 
-    return OfflineTripleExtractor()
+    return OfflineTripleExtractor(parser=settings.extraction_parser == "spacy")
 
 
 def build_blobs(settings: Settings) -> "LocalBlobs | S3Blobs | None":

@@ -118,6 +118,9 @@ class Settings(BaseSettings):
     promote_batch: int = 200
     # The newest verbatim turns of a chain the extractor reads at promotion, in tokens (about 4/3 a word).
     extraction_turn_tokens: int = 2000
+    # The offline extractor's dependency parse (spaCy, shipped in a PyPI package): "none" leaves the
+    # patterns alone, as measured against it in docs/facts-eval.md.
+    extraction_parser: Literal["spacy", "none"] = "spacy"
     graph_min_confidence: float = 0.5
     graph_depth: int = 2
     graph_limit: int = 50

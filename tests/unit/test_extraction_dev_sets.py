@@ -123,6 +123,7 @@ def test_a_lone_left_tool_stays_below_the_floor() -> None:
     ("The thing I keep coming back to is Neovim, I use it constantly.", "USES", "neovim"),
     ("i'm based in Lisbon", "RELATES_TO", "lisbon"),
     ("Also the thing I keep fighting with is flaky integration tests on CI.", "STRUGGLES_WITH", "flaky_integration_tests"),
+    ("What's been killing me lately is time zone handling in the nightly jobs.", "STRUGGLES_WITH", "time_zone_handling"),
 ])
 def test_objects_said_before_their_clause_are_read(text: str, relation: str, obj: str) -> None:
     assert obj in user_claims(text, relation)

@@ -28,6 +28,7 @@ from athena_core.ltm.extraction.offline_vocabulary import (
     WORK,
     WORK_ON,
 )
+from athena_core.ltm.extraction import dependency_reader
 from athena_core.ltm.extraction.chat_clauses import ClauseReader
 from athena_core.ltm.extraction.clause_frames import SWITCH_OLD_CONFIDENCE, ClauseFrames
 from athena_core.ltm.extraction.normalisation import PAST_PREFIX
@@ -75,9 +76,10 @@ class OfflineTripleExtractor:
     ("client, X,", "for X" in a sentence about work), USES of a tool introduced by in/with/on in a
     sentence about work ("rewriting it in Go"), the generalised clause reader (`clause_frames`: a cue of a
     verb class with its object after it or fronted, "Go is what I write everything in"), a speaker's
-    mention of a tool with no relation read
-    (RELATES_TO, below the retrieval floor: seed 002 records mentions liberally and low), and RELATES_TO
-    between tools named together.
+    mention of a tool with no relation read: a use when the dependency parse reads the speaker's clause
+    (`dependency_reader`, spaCy), else RELATES_TO below the retrieval floor (seed 002 records mentions
+    liberally and low), and RELATES_TO between tools named together. The parse also overrules a pattern's
+    user USES of a tool whose clause has someone else for subject.
 
     The subject is the nearest subject before the trigger: the speaker for "I/we/my/the user", a named
     person or organisation, a project ("the payments service uses Postgres"); a sentence about "you",
@@ -87,6 +89,16 @@ class OfflineTripleExtractor:
     """
 
     name = "offline"
+
+    def __init__(self, *, parser: bool = True) -> None:
+        """`parser`: also read tool mentions through the dependency parse (`dependency_reader`), when spaCy
+        is installed (loaded at the first extraction, not here: the API builds an extractor it never runs);
+        False gives the patterns alone."""
+        self._parser = parser
+
+    @property
+    def parser(self) -> bool:
+        return self._parser and dependency_reader.available()
 
     def extract(
         self, summary: str, *, entities: list[str], tenant_id: str = "", turns: Sequence[ExtractionTurn] = (),
@@ -161,11 +173,11 @@ class OfflineTripleExtractor:
         projects: list[Node] = []
 
         def emit(subject: Node, relation: str, obj: Node, base: float, third_party: bool,
-                 note: str = nuance) -> None:
+                 note: str = nuance, firm: bool = False) -> None:
             if not subject.id or not obj.id or subject.id == obj.id:
                 return
             confidence = base - (THIRD_PARTY_PENALTY if third_party else 0.0)
-            if s.hedged:
+            if s.hedged and not firm:  # firm: a given inside a question ("since I'm on X, how do I…?")
                 confidence = min(confidence, HEDGED_CAP)
             out.append(ExtractedTriple(
                 subject=ExtractedNode(id=subject.id, label=subject.label, name=subject.name),
@@ -271,9 +283,19 @@ class OfflineTripleExtractor:
 
         # seed 002: mentions are recorded liberally and low. A tool the speaker names in their own sentence
         # with no relation read above is a RELATES_TO mention below the retrieval floor.
+        if s.hedged and self.parser:  # a use stated as a given inside a question keeps its confidence: "since I'm on X, how…?"
+            self._lift_presupposed(s, out)
         related = {t.object.id for t in out if t.subject.id == USER.id}
         for tok in s.toks:
             if tok.start not in s.gaz or tok.start in s.claimed or snake_id(s.gaz[tok.start]) in related:
+                continue
+            parsed = dependency_reader.read_use(s.text, tok.start, tok.end, frozenset(s.gaz)) if self.parser else None
+            if parsed is not None:
+                name = s.gaz[tok.start]
+                related.add(snake_id(name))
+                s.claimed.add(tok.start)
+                emit(USER, "USES", Node(snake_id(name), "Tools", name), CONFIDENCE["parsed_use"], False,
+                     firm=parsed.presupposed)
                 continue
             subject, third, subject_end = s.subject_before(tok.start)
             if subject is USER and not third and not s.negated(subject_end, tok.start):
@@ -289,7 +311,39 @@ class OfflineTripleExtractor:
             for second in tools[i + 1:]:
                 emit(Node(snake_id(first), "Tools", first), "RELATES_TO", Node(snake_id(second), "Tools", second),
                      CONFIDENCE["co_mention"], False, f"mentioned together: {nuance}")
+        if self.parser:
+            self._overrule_other_users(s, out)
         return out
+
+    @staticmethod
+    def _overrule_other_users(s: SummarySentence, out: list[ExtractedTriple]) -> None:
+        """A pattern's user USES whose tool the parse gives to someone else ("the vendor we're evaluating
+        uses X": the pattern took the relative clause's "we") is written below the floor, not as a claim."""
+        starts = {snake_id(name): start for start, name in s.gaz.items()}
+        for i, triple in enumerate(out):
+            start = starts.get(triple.object.id)
+            if (triple.subject.id, triple.relation) != (USER.id, "USES") or start is None:
+                continue
+            end = next(t.end for t in s.toks if t.start == start)
+            if triple.confidence >= RETRIEVAL_FLOOR and dependency_reader.used_by_other(
+                    s.text, start, end, frozenset(s.gaz)):
+                out[i] = triple.model_copy(update={"confidence": CONFIDENCE["mention"]})
+
+    @staticmethod
+    def _lift_presupposed(s: SummarySentence, out: list[ExtractedTriple]) -> None:
+        """A question's hedge capped every triple of the sentence; a use the parse reads as presupposed
+        ("since I'm on X", "as someone who uses X") is raised back to the parsed-use confidence."""
+        for tok in s.toks:
+            if tok.start not in s.gaz:
+                continue
+            reading = dependency_reader.read_use(s.text, tok.start, tok.end, frozenset(s.gaz))
+            if reading is None or not reading.presupposed:
+                continue
+            tool = snake_id(s.gaz[tok.start])
+            for i, triple in enumerate(out):
+                if (triple.subject.id, triple.relation, triple.object.id) == (USER.id, "USES", tool):
+                    lifted = max(triple.confidence, CONFIDENCE["parsed_use"])
+                    out[i] = triple.model_copy(update={"confidence": lifted})
 
     @staticmethod
     def _clients(

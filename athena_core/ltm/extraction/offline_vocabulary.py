@@ -19,6 +19,7 @@ CONFIDENCE: dict[str, float] = {
     # ("working on building up confidence"). Written, so a later surer observation can confirm them.
     "unsure_pattern": 0.45,
     "co_mention": 0.35,  # two tools named in one sentence
+    "parsed_use": 0.55,  # a tool in a first-person clause no pattern read, judged a use by the parse
     "mention": 0.35,  # the speaker names a tool with no relation we can read: recorded, below the floor
 }
 PRONOUN_PENALTY = 0.1  # an object read through "it" ("I use it all day"): the antecedent is a guess
@@ -38,7 +39,7 @@ RELATION_NOUNS = frozenset(
     brother sister mom mum mother dad father son daughter kid kids children child teammate teammates
     roommate girlfriend boyfriend cousin neighbour neighbor mentor student students teacher team company
     family department neighbours neighbors parents siblings cousins brothers sisters sons daughters
-    grandparents""".split()
+    grandparents client clients customer customers""".split()
 )
 FIRST_PERSON_TOKENS = frozenset(
     """i i'm i've i'd i'll im ive we we're we've we'd we'll my our me us myself ourselves""".split()

@@ -221,9 +221,10 @@ class SummarySentence:
             return item
         if any(HARD_BREAK.search(self.gap(j)) or SOFT_BREAK.search(self.gap(j)) for j in range(i, i + 3)):
             return item
-        if end is not None:  # the phrase was delimited by its rule: the tail must lie inside it
-            return item + tail if tail[2].end <= end else item
         after = self.toks[i + 3] if i + 3 < len(self.toks) else None
+        if end is not None:  # the phrase was delimited by its rule: the tail must lie inside it and end it
+            ends_phrase = after is None or after.start >= end  # not "in the nightly" of "in the nightly jobs"
+            return item + tail if tail[2].end <= end and ends_phrase else item
         if after is not None and not HARD_BREAK.search(self.gap(i + 3)) and after.lower not in BOUNDARY_WORDS:
             return item
         return item + tail
