@@ -60,7 +60,7 @@ def demo(wait_s: float = typer.Option(60.0, help="How long to wait for the pipel
             session_ids = replay(client, sample)
             pending = wait_for_pipeline(client, session_ids, wait_s)
             typer.echo(f"Pipeline done, {pending} events still pending." if pending else "Pipeline done: every event consolidated.")
-            context = wait_for_facts(client, session_ids[-1], timeout_s=30)
+            context = wait_for_facts(client, session_ids[-1], timeout_s=45)
             typer.echo(render(context))
             history = client.get_context(session_ids[-1], query=CHANGE_QUERY)["facts"]  # a cue: every value
             typer.echo(render_change(changed_fact(history)))

@@ -63,12 +63,18 @@ def wait_for_pipeline(client: AthenaClient, session_ids: list[str], timeout_s: f
     return pending
 
 
-def wait_for_facts(client: AthenaClient, session_id: str, timeout_s: float) -> dict:
-    """GetContext once the promoter (every few seconds in the demo) has written facts, or at the timeout."""
+def wait_for_facts(client: AthenaClient, session_id: str, timeout_s: float, settle_s: float = 8.0) -> dict:
+    """GetContext once the promoter (every few seconds in the demo) has written facts and a further
+    `settle_s` brought no new one, or at the timeout. The first facts are no sign that every hot chain is
+    promoted: a pass skips a chain whose user is busy and leaves it to the next."""
     deadline = time.monotonic() + timeout_s
+    seen: tuple[int, float] = (0, time.monotonic())  # facts count, and since when
     while True:
         context = client.get_context(session_id, query="payments service latency in Go")
-        if context["facts"] or time.monotonic() > deadline:
+        count = len(context["facts"]) + len(context.get("user_persona") or [])
+        if count != seen[0]:
+            seen = (count, time.monotonic())
+        if (count and time.monotonic() - seen[1] >= settle_s) or time.monotonic() > deadline:
             return context
         time.sleep(1.0)
 
