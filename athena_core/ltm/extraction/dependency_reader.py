@@ -98,7 +98,9 @@ def _path(tok: Any, top: Any) -> list[Any]:
 
 def _party(tok: Any, tools: frozenset[int]) -> bool:
     """Someone other than the speaker: "him", "my team", "Priya" (a name the gazetteer does not know)."""
-    return tok.lower_ in PARTY_PRONOUNS or tok.lower_ in PEOPLE or (tok.pos_ == "PROPN" and tok.text[:1].isupper() and tok.idx not in tools)
+    if tok.lower_ in PARTY_PRONOUNS or tok.lower_ in PEOPLE:
+        return True
+    return tok.pos_ == "PROPN" and tok.text[:1].isupper() and tok.idx not in tools
 
 
 def _party_object(verb: Any, tools: frozenset[int]) -> Any | None:
@@ -233,7 +235,8 @@ def _speaker_included(verb: Any, subject: Any) -> bool:
     a relative clause on the subject ("the vendor we're evaluating", "everyone I know") nor another clause
     ("…, but I've never touched it myself")."""
     relative = {t.i for c in subject.children if c.dep_ == "relcl" for t in c.subtree}
-    near = [t for t in subject.subtree if t.i not in relative] + [c for c in verb.children if c.dep_ in ("npadvmod", "appos")]
+    near = [t for t in subject.subtree if t.i not in relative]
+    near += [c for c in verb.children if c.dep_ in ("npadvmod", "appos")]
     if any(t.lower_ in FIRST_PERSON | {"me", "myself", "us"} and t.dep_ != "poss" for t in near):
         return True
     return any(t.lower_ in ("included", "including") and any(

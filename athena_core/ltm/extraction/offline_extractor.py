@@ -58,6 +58,35 @@ def _pair_turn_change(found: dict[tuple[str, str, str, int], ExtractedTriple],
             found[key] = found[key].model_copy(update={"confidence": SWITCH_OLD_CONFIDENCE})
 
 
+class _ToolParse:
+    """What the dependency parse says of one sentence's gazetteer tools, looked up by tool id as `emit`
+    needs it; each tool's reading is computed once (the parse itself is cached in `dependency_reader`)."""
+
+    def __init__(self, s: SummarySentence) -> None:
+        self._text, self._tools = s.text, frozenset(s.gaz)
+        self._ends = {t.start: t.end for t in s.toks if t.start in s.gaz}
+        self._starts: dict[str, list[int]] = {}
+        for start, name in s.gaz.items():  # in sentence order
+            self._starts.setdefault(snake_id(name), []).append(start)
+        self._uses: dict[int, dependency_reader.UseReading | None] = {}
+
+    def use_at(self, start: int) -> dependency_reader.UseReading | None:
+        """The parse's reading of the tool at `start` as the speaker's use (None: not one)."""
+        if start not in self._uses:
+            self._uses[start] = dependency_reader.read_use(self._text, start, self._ends[start], self._tools)
+        return self._uses[start]
+
+    def presupposed(self, tool_id: str) -> bool:
+        """A use given inside a question ("since I'm on X, how…?"), at any mention of the tool."""
+        return any((r := self.use_at(start)) is not None and r.presupposed for start in self._starts.get(tool_id, ()))
+
+    def used_by_other(self, tool_id: str) -> bool:
+        """The tool's (last) mention has someone else for its clause's subject."""
+        starts = self._starts.get(tool_id)
+        return bool(starts) and dependency_reader.used_by_other(
+            self._text, starts[-1], self._ends[starts[-1]], self._tools)
+
+
 def _nuance(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= MAX_NUANCE_CHARS else text[: MAX_NUANCE_CHARS - 1].rsplit(" ", 1)[0] + "…"
@@ -172,13 +201,20 @@ class OfflineTripleExtractor:
         work_subjects: list[tuple[Node, bool]] = []
         projects: list[Node] = []
 
+        parse = _ToolParse(s) if self.parser else None
+
         def emit(subject: Node, relation: str, obj: Node, base: float, third_party: bool,
-                 note: str = nuance, firm: bool = False) -> None:
+                 note: str = nuance) -> None:
             if not subject.id or not obj.id or subject.id == obj.id:
                 return
             confidence = base - (THIRD_PARTY_PENALTY if third_party else 0.0)
-            if s.hedged and not firm:  # firm: a given inside a question ("since I'm on X, how do I…?")
+            user_use = parse is not None and (subject.id, relation) == (USER.id, "USES")
+            if s.hedged:
                 confidence = min(confidence, HEDGED_CAP)
+                if user_use and parse.presupposed(obj.id):  # a given inside a question: "since I'm on X, how…?"
+                    confidence = max(confidence, CONFIDENCE["parsed_use"])
+            if user_use and confidence >= RETRIEVAL_FLOOR and parse.used_by_other(obj.id):
+                confidence = CONFIDENCE["mention"]  # "the vendor we're evaluating uses X": not the speaker's
             out.append(ExtractedTriple(
                 subject=ExtractedNode(id=subject.id, label=subject.label, name=subject.name),
                 relation=relation,
@@ -283,19 +319,15 @@ class OfflineTripleExtractor:
 
         # seed 002: mentions are recorded liberally and low. A tool the speaker names in their own sentence
         # with no relation read above is a RELATES_TO mention below the retrieval floor.
-        if s.hedged and self.parser:  # a use stated as a given inside a question keeps its confidence: "since I'm on X, how…?"
-            self._lift_presupposed(s, out)
         related = {t.object.id for t in out if t.subject.id == USER.id}
         for tok in s.toks:
             if tok.start not in s.gaz or tok.start in s.claimed or snake_id(s.gaz[tok.start]) in related:
                 continue
-            parsed = dependency_reader.read_use(s.text, tok.start, tok.end, frozenset(s.gaz)) if self.parser else None
-            if parsed is not None:
+            if parse is not None and parse.use_at(tok.start) is not None:
                 name = s.gaz[tok.start]
                 related.add(snake_id(name))
                 s.claimed.add(tok.start)
-                emit(USER, "USES", Node(snake_id(name), "Tools", name), CONFIDENCE["parsed_use"], False,
-                     firm=parsed.presupposed)
+                emit(USER, "USES", Node(snake_id(name), "Tools", name), CONFIDENCE["parsed_use"], False)
                 continue
             subject, third, subject_end = s.subject_before(tok.start)
             if subject is USER and not third and not s.negated(subject_end, tok.start):
@@ -311,39 +343,7 @@ class OfflineTripleExtractor:
             for second in tools[i + 1:]:
                 emit(Node(snake_id(first), "Tools", first), "RELATES_TO", Node(snake_id(second), "Tools", second),
                      CONFIDENCE["co_mention"], False, f"mentioned together: {nuance}")
-        if self.parser:
-            self._overrule_other_users(s, out)
         return out
-
-    @staticmethod
-    def _overrule_other_users(s: SummarySentence, out: list[ExtractedTriple]) -> None:
-        """A pattern's user USES whose tool the parse gives to someone else ("the vendor we're evaluating
-        uses X": the pattern took the relative clause's "we") is written below the floor, not as a claim."""
-        starts = {snake_id(name): start for start, name in s.gaz.items()}
-        for i, triple in enumerate(out):
-            start = starts.get(triple.object.id)
-            if (triple.subject.id, triple.relation) != (USER.id, "USES") or start is None:
-                continue
-            end = next(t.end for t in s.toks if t.start == start)
-            if triple.confidence >= RETRIEVAL_FLOOR and dependency_reader.used_by_other(
-                    s.text, start, end, frozenset(s.gaz)):
-                out[i] = triple.model_copy(update={"confidence": CONFIDENCE["mention"]})
-
-    @staticmethod
-    def _lift_presupposed(s: SummarySentence, out: list[ExtractedTriple]) -> None:
-        """A question's hedge capped every triple of the sentence; a use the parse reads as presupposed
-        ("since I'm on X", "as someone who uses X") is raised back to the parsed-use confidence."""
-        for tok in s.toks:
-            if tok.start not in s.gaz:
-                continue
-            reading = dependency_reader.read_use(s.text, tok.start, tok.end, frozenset(s.gaz))
-            if reading is None or not reading.presupposed:
-                continue
-            tool = snake_id(s.gaz[tok.start])
-            for i, triple in enumerate(out):
-                if (triple.subject.id, triple.relation, triple.object.id) == (USER.id, "USES", tool):
-                    lifted = max(triple.confidence, CONFIDENCE["parsed_use"])
-                    out[i] = triple.model_copy(update={"confidence": lifted})
 
     @staticmethod
     def _clients(
