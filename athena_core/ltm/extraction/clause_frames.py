@@ -491,7 +491,7 @@ def _is_known_tool(s: SummarySentence, item: list[Token]) -> bool:
         item[0].lower in GAZETTEER and (item[0].text[:1].isupper() or s.lowercase) or bool(IDENTIFIER.match(item[0].text))))
 
 
-def _object_fits(s: SummarySentence, relation: str, item: list[Token], strict: bool = False) -> bool:
+def object_fits(s: SummarySentence, relation: str, item: list[Token], strict: bool = False) -> bool:
     if relation == "USES":
         return _is_known_tool(s, item) if strict else _is_tool(s, item)
     if relation == "WORKS_ON":
@@ -506,7 +506,7 @@ def dislocated_fits(s: SummarySentence, relation: str, item: list[Token]) -> boo
         return _is_known_tool(s, item)
     if relation == "WORKS_ON":
         return _is_project(s, item) and item[-1].lower in PROJECT_WORDS
-    return _object_fits(s, relation, item) and not all(s.is_name_word(t) for t in item)
+    return object_fits(s, relation, item) and not all(s.is_name_word(t) for t in item)
 
 
 class ClauseFrames:
@@ -678,14 +678,14 @@ class ClauseFrames:
             return [reading] if reading is not None else []
         if "obj" in match.re.groupindex:
             item = [t for t in s.toks if match.start("obj") <= t.start and t.end <= match.end("obj")]
-            if item and _object_fits(s, cue.relation, item, cue.strict):
+            if item and object_fits(s, cue.relation, item, cue.strict):
                 return [Reading(cue.relation, self._node(item, cue.relation), tuple(t.start for t in item),
                                 FRAME_CONFIDENCE)]
             return []
         out = []
         items = self._after_item(match.end(), end, cue.relation)
         for item in items:
-            if _object_fits(s, cue.relation, item, cue.strict):
+            if object_fits(s, cue.relation, item, cue.strict):
                 out.append(Reading(cue.relation, self._node(item, cue.relation), tuple(t.start for t in item),
                                    FRAME_CONFIDENCE))
         if not items:  # "Kotlin, I use every day": the object was said before the clause
@@ -706,7 +706,7 @@ class ClauseFrames:
         if cue.relation in ("STRUGGLES_WITH", "EXPRESSED_INTEREST"):
             while len(front) > 1 and front[0].lower in TOPIC_GERUNDS:
                 front = front[1:]  # "Learning category theory is a goal of mine": the topic, not the learning
-        if not _object_fits(s, cue.relation, front):
+        if not object_fits(s, cue.relation, front):
             return None
         return Reading(cue.relation, self._node(front, cue.relation), tuple(t.start for t in front), FRAME_CONFIDENCE)
 

@@ -13,6 +13,7 @@ from athena_core.ltm.extraction.offline_vocabulary import (
     CONFIDENCE,
     HABIT,
     HEDGED_CAP,
+    HEDGES,
     INTEREST,
     MAX_NUANCE_CHARS,
     PRONOUN_PENALTY,
@@ -28,9 +29,9 @@ from athena_core.ltm.extraction.offline_vocabulary import (
     WORK,
     WORK_ON,
 )
-from athena_core.ltm.extraction import dependency_reader
+from athena_core.ltm.extraction import dependency_reader, parsed_phrases
 from athena_core.ltm.extraction.chat_clauses import ClauseReader
-from athena_core.ltm.extraction.clause_frames import SWITCH_OLD_CONFIDENCE, ClauseFrames
+from athena_core.ltm.extraction.clause_frames import SWITCH_OLD_CONFIDENCE, ClauseFrames, object_fits
 from athena_core.ltm.extraction.normalisation import PAST_PREFIX
 from athena_core.ltm.extraction.port import ExtractionTurn
 from athena_core.ltm.fact_timeline import RETRIEVAL_FLOOR
@@ -204,12 +205,12 @@ class OfflineTripleExtractor:
         parse = _ToolParse(s) if self.parser else None
 
         def emit(subject: Node, relation: str, obj: Node, base: float, third_party: bool,
-                 note: str = nuance) -> None:
+                 note: str = nuance, stated: bool = False) -> None:
             if not subject.id or not obj.id or subject.id == obj.id:
                 return
             confidence = base - (THIRD_PARTY_PENALTY if third_party else 0.0)
             user_use = parse is not None and (subject.id, relation) == (USER.id, "USES")
-            if s.hedged:
+            if s.hedged and not (stated and not HEDGES.search(s.text)):  # stated beside a question: not hedged
                 confidence = min(confidence, HEDGED_CAP)
                 if user_use and parse.presupposed(obj.id):  # a given inside a question: "since I'm on X, how…?"
                     confidence = max(confidence, CONFIDENCE["parsed_use"])
@@ -317,6 +318,9 @@ class OfflineTripleExtractor:
             emit(USER, reading.relation, reading.obj, reading.confidence, False,
                  f"{reading.note}: {nuance}" if reading.note else nuance)
 
+        if parse is not None:
+            self._parsed_phrases(s, out, emit)
+
         # seed 002: mentions are recorded liberally and low. A tool the speaker names in their own sentence
         # with no relation read above is a RELATES_TO mention below the retrieval floor.
         related = {t.object.id for t in out if t.subject.id == USER.id}
@@ -344,6 +348,27 @@ class OfflineTripleExtractor:
                 emit(Node(snake_id(first), "Tools", first), "RELATES_TO", Node(snake_id(second), "Tools", second),
                      CONFIDENCE["co_mention"], False, f"mentioned together: {nuance}")
         return out
+
+    @staticmethod
+    def _parsed_phrases(s: SummarySentence, out: list[ExtractedTriple], emit: Callable[..., None]) -> None:
+        """Struggles, interests and projects the parse reads (`parsed_phrases`) where no pattern did; a
+        pattern's reading that a question capped is lifted when the parse finds it stated in a clause of its
+        own ("I keep tripping over X, is there a sane mental model for it?")."""
+        for reading in parsed_phrases.read_phrases(s.text):
+            item = [t for t in s.toks if reading.start <= t.start and t.end <= reading.end]
+            if not item or not object_fits(s, reading.relation, item):
+                continue
+            obj = s.object_node(item, reading.relation)
+            if any(t.start in s.claimed for t in item):
+                if not reading.stated or HEDGES.search(s.text):
+                    continue
+                for i, t in enumerate(out):
+                    if (t.subject.id, t.relation, t.object.id) == (USER.id, reading.relation, obj.id) \
+                            and t.confidence < CONFIDENCE["parsed_phrase"]:
+                        out[i] = t.model_copy(update={"confidence": CONFIDENCE["parsed_phrase"]})
+                continue
+            s.claimed.update(t.start for t in item)
+            emit(USER, reading.relation, obj, CONFIDENCE["parsed_phrase"], False, stated=reading.stated)
 
     @staticmethod
     def _clients(

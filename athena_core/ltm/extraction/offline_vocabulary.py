@@ -20,6 +20,7 @@ CONFIDENCE: dict[str, float] = {
     "unsure_pattern": 0.45,
     "co_mention": 0.35,  # two tools named in one sentence
     "parsed_use": 0.55,  # a tool in a first-person clause no pattern read, judged a use by the parse
+    "parsed_phrase": 0.55,  # a struggle, interest or project no pattern read, found in the speaker's clause by the parse
     "mention": 0.35,  # the speaker names a tool with no relation we can read: recorded, below the floor
 }
 PRONOUN_PENALTY = 0.1  # an object read through "it" ("I use it all day"): the antecedent is a guess

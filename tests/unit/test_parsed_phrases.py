@@ -1,0 +1,55 @@
+"""The parse's struggles, interests and projects (`parsed_phrases`, issue 14 item 3): measured on the fifth
+development set, written blind to the extractor; the parse was developed on it, so the floors guard
+against regressions against the patterns alone (0.267 / 0.650 / 0.550 before it), not unseen wordings."""
+from __future__ import annotations
+
+import pytest
+
+from athena_core.ltm.extraction.offline_extractor import OfflineTripleExtractor
+from athena_core.ltm.extraction.port import ExtractionTurn
+from athena_eval.facts.scoring import ids_match
+from tests.unit import extraction_dev_phrasings_5 as DEV_5
+from tests.unit import test_extraction_dev_sets as dev_sets
+
+AT = dev_sets.AT
+
+
+def _recall(extractor: OfflineTripleExtractor, kind: str) -> float:
+    relation, objects = dev_sets.OBJECTS[kind]
+    hits = total = 0
+    for template in getattr(DEV_5, kind):
+        for written in objects:
+            text = template.format(x=written, X=dev_sets._cap(written))
+            turns = [ExtractionTurn("e1", "u", "user", AT, text),
+                     ExtractionTurn("e2", "agent", "agent", AT, "Sounds good, tell me more about that.")]
+            found = {t.object.id for t in extractor.extract("", entities=[], turns=turns).triples
+                     if t.subject.id == "user" and t.relation == relation and t.confidence >= dev_sets.FLOOR}
+            hits += any(ids_match(dev_sets._object_id(written), f) for f in found)
+            total += 1
+    return hits / total
+
+
+@pytest.mark.parametrize(("kind", "floor"), [("STRUGGLES_WITH", 0.5), ("WORKS_ON", 0.7), ("EXPRESSED_INTEREST", 0.6)])
+def test_the_parse_reads_phrase_relations_the_patterns_miss(kind: str, floor: float) -> None:
+    with_parse = _recall(OfflineTripleExtractor(), kind)
+    alone = _recall(OfflineTripleExtractor(parser=False), kind)
+    assert with_parse >= floor and with_parse > alone
+
+
+@pytest.mark.parametrize(("text", "relation", "obj"), [
+    ("Time zone handling is eating my weekends.", "STRUGGLES_WITH", "time_zone_handling"),
+    ("Still banging my head against flaky integration tests, send help", "STRUGGLES_WITH", "flaky_integration_tests"),
+    ("I've been nerding out on category theory lately", "EXPRESSED_INTEREST", "category_theory"),
+])
+def test_an_unlisted_wording_is_a_claim(text: str, relation: str, obj: str) -> None:
+    assert obj in dev_sets.user_claims(text, relation)
+
+
+@pytest.mark.parametrize("text", [
+    "my friend Priya says time zone handling is eating their weekends",
+    "Priya's been fighting flaky integration tests for days, poor thing",
+    "if I ever end up fighting flaky integration tests, where would I start?",
+    "I'm not struggling with time zone handling at all, just wanted to share a neat trick",
+])
+def test_no_claim_for_someone_elses_or_an_unstated_struggle(text: str) -> None:
+    assert not dev_sets.user_claims(text, "STRUGGLES_WITH")
