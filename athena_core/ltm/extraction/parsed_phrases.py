@@ -42,9 +42,7 @@ NOT_GETTING = frozenset("get wrap figure grasp understand crack click handle".sp
 STRUGGLE_NOUNS = frozenset("""nemesis bane headache nightmare struggle pain weakness kryptonite enemy wall
     depth""".split())
 HARD_TIMES = frozenset("rough hard tough bad difficult terrible awful".split())  # "a rough time with X"
-# A cleft's relative clause of struggle: "X is the thing I always get wrong", "the part I'm weakest at is X".
 STRUGGLE_ADJECTIVES = frozenset("stuck stumped confused baffled lost".split())  # "stuck on X"
-STRUGGLE_WORDS = frozenset("wrong weak weakest worst struggle stuck hate dread fear".split())
 
 # Verbs of learning: "nerding out on X", "I'm trying to teach myself X", "thinking about picking up X".
 INTEREST_VERBS = frozenset("""learn study explore dig dive nerd geek read dabble teach master research pick
@@ -303,7 +301,7 @@ def _by_nouns(tok: Any, out: list[PhraseReading]) -> None:
             return
         verb = head if head.pos_ in ("VERB", "AUX") else head.head
         if tok.dep_ == "pobj":  # "out of my depth with X": the "with" hangs from the verb
-            verb = _clause_verb(head.head if head.head.pos_ != "VERB" else head.head)
+            verb = _clause_verb(head.head)
         if not _speaker_says(_clause_verb(verb)) or _negated(verb) or _blocked(verb, "STRUGGLES_WITH"):
             return
         for noun in _objects(tok) + [n for n in _objects(verb) if n.i > tok.i]:
