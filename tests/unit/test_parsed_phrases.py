@@ -53,3 +53,23 @@ def test_an_unlisted_wording_is_a_claim(text: str, relation: str, obj: str) -> N
 ])
 def test_no_claim_for_someone_elses_or_an_unstated_struggle(text: str) -> None:
     assert not dev_sets.user_claims(text, "STRUGGLES_WITH")
+
+
+@pytest.mark.parametrize(("capped_by_question", "expected"), [(True, 0.55), (False, 0.45)])
+def test_only_a_reading_the_question_capped_is_lifted(capped_by_question: bool, expected: float) -> None:
+    """The parse lifts a pattern's reading that the sentence's question lowered to the hedge cap; a reading
+    that was low for its own reason (an unsure pattern, 0.45) stays low though the parse finds it stated."""
+    from athena_core.ltm.extraction.summary_sentence import USER, Node, SummarySentence
+    from athena_core.models.ontology import ExtractedNode, ExtractedTriple
+
+    s = SummarySentence("I keep tripping over time zone handling, is there a sane mental model for it?", {})
+    s.claimed.update(t.start for t in s.toks if t.lower in ("time", "zone", "handling"))
+    low = ExtractedTriple(subject=ExtractedNode(id=USER.id, label=USER.label, name=USER.name),
+                          relation="STRUGGLES_WITH",
+                          object=ExtractedNode(id="time_zone_handling", label="Concepts", name="time zone handling"),
+                          confidence=0.45, context_nuance="")
+    out = [low]
+    emitted: list[tuple[str, Node]] = []
+    OfflineTripleExtractor._parsed_phrases(s, out, lambda _s, rel, obj, *a, **k: emitted.append((rel, obj)),
+                                           {0} if capped_by_question else set())
+    assert out[0].confidence == expected and not emitted

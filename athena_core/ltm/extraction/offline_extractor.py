@@ -13,7 +13,6 @@ from athena_core.ltm.extraction.offline_vocabulary import (
     CONFIDENCE,
     HABIT,
     HEDGED_CAP,
-    HEDGES,
     INTEREST,
     MAX_NUANCE_CHARS,
     PRONOUN_PENALTY,
@@ -203,6 +202,7 @@ class OfflineTripleExtractor:
         projects: list[Node] = []
 
         parse = _ToolParse(s) if self.parser else None
+        question_capped: set[int] = set()  # indexes into `out` of triples the sentence's question capped
 
         def emit(subject: Node, relation: str, obj: Node, base: float, third_party: bool,
                  note: str = nuance, stated: bool = False) -> None:
@@ -210,7 +210,9 @@ class OfflineTripleExtractor:
                 return
             confidence = base - (THIRD_PARTY_PENALTY if third_party else 0.0)
             user_use = parse is not None and (subject.id, relation) == (USER.id, "USES")
-            if s.hedged and not (stated and not HEDGES.search(s.text)):  # stated beside a question: not hedged
+            if s.hedged and not (stated and s.question_only):  # stated beside a question: not hedged
+                if s.question_only and confidence > HEDGED_CAP:
+                    question_capped.add(len(out))
                 confidence = min(confidence, HEDGED_CAP)
                 if user_use and parse.presupposed(obj.id):  # a given inside a question: "since I'm on X, how…?"
                     confidence = max(confidence, CONFIDENCE["parsed_use"])
@@ -319,7 +321,7 @@ class OfflineTripleExtractor:
                  f"{reading.note}: {nuance}" if reading.note else nuance)
 
         if parse is not None:
-            self._parsed_phrases(s, out, emit)
+            self._parsed_phrases(s, out, emit, question_capped)
 
         # seed 002: mentions are recorded liberally and low. A tool the speaker names in their own sentence
         # with no relation read above is a RELATES_TO mention below the retrieval floor.
@@ -350,19 +352,22 @@ class OfflineTripleExtractor:
         return out
 
     @staticmethod
-    def _parsed_phrases(s: SummarySentence, out: list[ExtractedTriple], emit: Callable[..., None]) -> None:
+    def _parsed_phrases(s: SummarySentence, out: list[ExtractedTriple], emit: Callable[..., None],
+                        question_capped: set[int]) -> None:
         """Struggles, interests and projects the parse reads (`parsed_phrases`) where no pattern did; a
-        pattern's reading that a question capped is lifted when the parse finds it stated in a clause of its
-        own ("I keep tripping over X, is there a sane mental model for it?")."""
+        pattern's reading that the sentence's question capped (`question_capped`, indexes into `out`) is
+        lifted when the parse finds it stated in a clause of its own ("I keep tripping over X, is there a
+        sane mental model for it?"). A reading low for another reason (an unsure pattern) stays low."""
         for reading in parsed_phrases.read_phrases(s.text):
             item = [t for t in s.toks if reading.start <= t.start and t.end <= reading.end]
             if not item or not object_fits(s, reading.relation, item):
                 continue
             obj = s.object_node(item, reading.relation)
             if any(t.start in s.claimed for t in item):
-                if not reading.stated or HEDGES.search(s.text):
+                if not reading.stated:
                     continue
-                for i, t in enumerate(out):
+                for i in question_capped:
+                    t = out[i]
                     if (t.subject.id, t.relation, t.object.id) == (USER.id, reading.relation, obj.id) \
                             and t.confidence < CONFIDENCE["parsed_phrase"]:
                         out[i] = t.model_copy(update={"confidence": CONFIDENCE["parsed_phrase"]})

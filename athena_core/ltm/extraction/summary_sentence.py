@@ -64,7 +64,10 @@ class SummarySentence:
         self.toks = tokens(text)
         self.gaz: dict[int, str] = {tok.start: name for tok, name in gazetteer_hits(self.toks)}
         self.entities = entities
-        self.hedged = text.rstrip().endswith("?") or bool(HEDGES.search(text))
+        hedge_word = bool(HEDGES.search(text))
+        self.hedged = text.rstrip().endswith("?") or hedge_word
+        # hedged by its question mark alone: a clause stated beside the question is not hedged by it
+        self.question_only = self.hedged and not hedge_word
         # typed all in lowercase ("i switched to bun"): capitals say nothing, so a cue's object may be an
         # ambiguous gazetteer term written small
         self.lowercase = not re.search(r"[A-Z]", re.sub(r"\bI\b", "", text))
