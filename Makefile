@@ -11,6 +11,7 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0  # first: the CPU wheel, never a CUDA build
 	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/athena prepare  # the embedding model's ONNX export, once per machine
 	touch $(STAMP)
 
 run: $(STAMP)

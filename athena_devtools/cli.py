@@ -40,6 +40,14 @@ def run() -> None:
 
 
 @app.command()
+def prepare() -> None:
+    """Make the local embedding model ready (its ONNX export, once per machine); `make` runs it after install."""
+    from athena_core.providers.factory import prepare_embedder
+
+    typer.echo(f"embedder ready: {prepare_embedder(Settings())}")
+
+
+@app.command()
 def demo(wait_s: float = typer.Option(60.0, help="How long to wait for the pipeline to consolidate.")) -> None:
     """Start the stack, replay the bundled conversation over HTTP, print what each tier holds, stop."""
     from athena_client.client import AthenaClient

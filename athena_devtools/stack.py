@@ -193,8 +193,11 @@ class Stack:
         ])
 
     def start(self, timeout_s: float = 60.0) -> None:
+        from athena_core.providers.factory import prepare_embedder
+
         self.settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.reset_metrics()
+        prepare_embedder(self.settings)  # the model's one-time export here, not in the API and worker at once
         self.start_redis()
         self.start_api()
         self.start_worker()

@@ -468,6 +468,7 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
 
     summary: dict = {"bench": "reads_summary", "sizes": args.sizes, "pool": len(pool),
                      "pool_embed_per_s": round(len(pool) / embed_s, 1), "model_load_s": round(model_load_s, 1),
+                     "embedding_runtime": getattr(embedder.inner, "runtime", None),
                      "omp_threads": args.omp_threads}
     for name, rows in per_route.items():
         for low, high in zip(args.sizes, args.sizes[1:]):

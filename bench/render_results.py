@@ -34,6 +34,8 @@ COLUMNS = {
     "reads": ["route", "retrieval", "transport", "chains", "requests", "p50_ms", "p95_ms", "p99_ms", "mean_ms",
               "first_request_ms", "ratio_hybrid_to_dense", "baseline_direct_p50_ms", "ratio_http_to_direct", "pool",
               "omp_threads", "load_avg_before"],
+    "embedding_runtime": ["runtime", "queries", "query_p50_ms", "query_p95_ms", "passages", "passages_per_s",
+                          "load_s"],
     "vector_search": ["engine", "n_user", "search_p50_ms", "search_p95_ms", "first_search_ms", "recall_at_10",
                       "bulk_insert_vps", "single_upsert_ops", "cold_open_s", "cold_first_search_ms", "load_avg_1m"],
     "graph_upsert": ["engine", "triples", "edges", "batched_triples_per_s", "per_triple_triples_per_s",

@@ -32,5 +32,15 @@ def build_embedder(settings: Settings) -> CachedEmbedder:
     else:
         from athena_core.providers.local_embedder import LocalEmbedder
 
-        inner = LocalEmbedder(settings.embedding_model, threads=settings.embedding_threads or None)
+        inner = LocalEmbedder(settings.embedding_model, threads=settings.embedding_threads or None,
+                              runtime=settings.embedding_runtime, cache_dir=settings.model_cache_dir)
     return CachedEmbedder(inner, max_entries=settings.embedding_cache_size)
+
+
+def prepare_embedder(settings: Settings) -> str:
+    """Make the local model ready before processes start (its ONNX export, once per machine, ~15 s), so no
+    API or worker pays for it on a first request and no two export it at once. Returns what runs."""
+    if settings.embedding_provider != "local":
+        return settings.embedding_provider
+    embedder = build_embedder(settings).inner
+    return repr(embedder)

