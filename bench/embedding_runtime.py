@@ -1,7 +1,7 @@
 """The local model on its two runtimes (issue 16 item 6): ONNX Runtime (the default) against torch.
 
     python bench/embedding_runtime.py            # 200 queries, 512 passages
-    python bench/embedding_runtime.py --quick    # 40 queries, 64 passages
+    python bench/embedding_runtime.py --quick    # 10 queries, 16 passages (the CI smoke run)
 
 One process, both runtimes loaded, one thread each (as the API and worker run them). Queries are one text
 per call, as a search embeds them, timed alternately (query i on ONNX, then on torch) so a noisy machine
@@ -37,8 +37,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=None)
     parser.add_argument("--passages", type=int, default=None)
     args = parser.parse_args()
-    queries_n = args.queries or (40 if args.quick else 200)
-    passages_n = args.passages or (64 if args.quick else 512)
+    queries_n = args.queries or (10 if args.quick else 200)
+    passages_n = args.passages or (16 if args.quick else 512)
 
     from athena_core.providers.local_embedder import LocalEmbedder
 
