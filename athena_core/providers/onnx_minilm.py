@@ -134,14 +134,11 @@ class OnnxMiniLM:
         ids, mask, types = _encode_batch(self._tokenizer, texts)  # padded to the longest text of all
         lengths = mask.sum(axis=1)
         order = np.argsort(-lengths, kind="stable")
-        out = np.empty((len(texts), 0), dtype=np.float32)
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
         for i in range(0, len(texts), batch_size):
             rows = order[i:i + batch_size]
             width = int(lengths[rows].max())
             batch = {"input_ids": ids[rows, :width], "attention_mask": mask[rows, :width],
                      "token_type_ids": types[rows, :width]}
-            pooled = _pool(self._session.run(None, batch)[0], batch["attention_mask"])
-            if not out.shape[1]:
-                out = np.empty((len(texts), pooled.shape[1]), dtype=np.float32)
-            out[rows] = pooled
+            out[rows] = _pool(self._session.run(None, batch)[0], batch["attention_mask"])
         return out

@@ -69,3 +69,15 @@ def test_an_export_that_differs_from_torch_is_not_kept(tmp_path: Path, monkeypat
 def test_an_unknown_runtime_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown embedding runtime"):
         LocalEmbedder(runtime="tensorflow")  # type: ignore[arg-type]
+
+
+def test_prepare_finds_the_file_without_exporting_or_loading_a_model(onnx: LocalEmbedder, cache_dir: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from athena_core.providers.local_embedder import prepare
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("prepare exported or loaded a model")
+    monkeypatch.setattr(onnx_minilm, "export", refuse)
+    monkeypatch.setattr(onnx_minilm, "OnnxMiniLM", refuse)
+    assert str(cache_dir) in prepare("minilm", "onnx", cache_dir)
+    assert prepare("minilm", "torch", cache_dir) == "minilm on torch"
