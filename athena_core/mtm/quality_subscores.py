@@ -20,6 +20,7 @@ AGENT_ROLES = frozenset({"agent", "assistant"})
 
 # Saturation points: the amount of a signal at which a sub-score component reaches 1.
 _SUBSTANTIVE_REPLY_TOKENS = 3  # an agent line with fewer content words does not answer anything
+_INFORMING_STATEMENT_TOKENS = 3  # a user statement with this many content words tells, it does not ask
 _SEGMENT_SIZE_TOKENS = 40  # content words for a segment to count as fully developed
 _USER_TURNS_FULL = 3
 _USER_TOKENS_FULL = 8  # mean content words per user message
@@ -87,6 +88,24 @@ def _is_question(text: str) -> bool:
     return "?" in text or bool(_QUESTION_START_RE.match(text.lower()))
 
 
+def _informs(text: str) -> bool:
+    """Whether a message tells something, outside what it asks: its sentences that are not questions, and
+    of a question the clauses before its last comma ("I keep tripping over X, is there a sane model for
+    it?"), carry ≥ 3 content words, or 2 with a name among them ("I work at Globex.", "I use Rust.";
+    "I'll give it a shot" names nothing)."""
+    told: list[str] = []
+    for sentence in re.split(r"(?<=[.!?])\s+", text.strip()):
+        if _is_question(sentence):
+            head, sep, _ = re.sub(r"[?\s]+$", "", sentence).rpartition(",")
+            sentence = head if sep and not _QUESTION_START_RE.match(sentence.lower()) else ""
+        told.append(sentence)
+    words = content_tokens(" ".join(told))
+    if len(words) >= _INFORMING_STATEMENT_TOKENS:
+        return True
+    names = {strip_plural(w.lower()) for s in told for w in re.findall(r"(?<=\s)[A-Z]\w*", s)}
+    return len(words) >= 2 and bool(names & set(words))
+
+
 def _clamp(x: float) -> float:
     return min(1.0, max(0.0, x))
 
@@ -126,9 +145,14 @@ def completeness_score(lines: Sequence[TranscriptLine]) -> float:
 
     0.30 · roles: 1 with a user and a non-user party, 0.5 with only one party;
     0.45 · answered: share of user messages that get a substantive (≥ 3 content words) non-user line
-    before the next user message. A final user message that is not a question is a closing remark
-    ("I'll go with AOF", "thanks bye") and needs no answer. With no user message, 1 if anything
-    substantive was recorded (automation output answers no one);
+    before the next user message. What a message tells needs no answer, only what it asks: a statement
+    that informs (`_informs`: "I switched from VS Code to Neovim last month", "I work at Globex") is
+    answered by any reply, an acknowledgement ("Great choice.") included; a message that tells
+    and asks ("I've been nerding out on category theory, any book you would suggest?") gets half of its
+    credit from an acknowledgement. A final user message that is not a question and got no reply is a
+    closing remark ("I'll go with AOF", "thanks bye") and needs no answer. "thanks, that works" informs
+    nobody, so it still needs a substantive reply. With no user message, 1 if anything substantive was
+    recorded (automation output answers no one);
     0.25 · size: content words of the segment, full at 40.
     """
     if not lines:
@@ -138,16 +162,19 @@ def completeness_score(lines: Sequence[TranscriptLine]) -> float:
     roles = 1.0 if has_user and has_other else 0.5
 
     user_idx = [i for i, line in enumerate(lines) if _is_user_message(line)]
-    needing, answered = 0, 0
+    needing, answered = 0, 0.0
     for n, i in enumerate(user_idx):
         end = user_idx[n + 1] if n + 1 < len(user_idx) else len(lines)
         replies = [line for line in lines[i + 1 : end] if line.role != "user"]
-        substantive = any(len(content_tokens(r.content)) >= _SUBSTANTIVE_REPLY_TOKENS for r in replies)
-        is_last = n + 1 == len(user_idx)
-        if is_last and not replies and not _is_question(lines[i].content):
+        text = lines[i].content
+        asks = _is_question(text)
+        if n + 1 == len(user_idx) and not replies and not asks:
             continue  # closing remark
         needing += 1
-        answered += substantive
+        if any(len(content_tokens(r.content)) >= _SUBSTANTIVE_REPLY_TOKENS for r in replies):
+            answered += 1.0
+        elif replies and _informs(text):
+            answered += 0.5 if asks else 1.0  # acknowledged: what it told is taken, what it asked is not
     total_tokens = sum(len(content_tokens(line.content)) for line in lines)
     if needing:
         answered_share = answered / needing

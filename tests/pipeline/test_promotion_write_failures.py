@@ -1,7 +1,11 @@
 """A graph write that fails never aborts a user's promotion run (issue 18 item 4): a write conflict left
 after the promoter's retries is counted and the task re-queued (`ScopeBusy` → AthenaTask countdown); any other
 failed write is logged and counted, its chain stays unpromoted for a later pass, and the other chains of the
-run are promoted."""
+run are promoted.
+
+The session worker runs in this process (thread pool), so a patched `Promoter.commit` is seen by its
+threads too: another test's re-queued promotion may run meanwhile, so the patches act on this test's
+tenant only and leave every other chain's write as it is."""
 from __future__ import annotations
 
 import pytest
@@ -23,6 +27,8 @@ def test_one_chains_failed_write_does_not_abort_the_run(
     calls: list[str] = []
 
     def failing_commit(self, prepared, now):  # noqa: ANN001 - first write breaks, second conflicts, third works
+        if prepared.chain.tenant_id != scope.tenant_id:  # the session worker's threads share this patch
+            return commit(self, prepared, now)
         calls.append(prepared.chain.chain_id)
         if len(calls) == 1:
             raise RuntimeError("graph connection lost")
@@ -43,8 +49,11 @@ def test_one_chains_failed_write_does_not_abort_the_run(
 def test_failed_writes_are_counted_without_a_re_queue(worker_runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
     scope = _scope("writefail2")
     _hot_chains(worker_runtime, scope, n=2)
+    commit = Promoter.commit
 
     def broken(self, prepared, now):  # noqa: ANN001
+        if prepared.chain.tenant_id != scope.tenant_id:  # another test's promotion on a worker thread
+            return commit(self, prepared, now)
         raise RuntimeError("graph down")
 
     monkeypatch.setattr(Promoter, "commit", broken)

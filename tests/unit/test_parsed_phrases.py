@@ -55,6 +55,13 @@ def test_no_claim_for_someone_elses_or_an_unstated_struggle(text: str) -> None:
     assert not dev_sets.user_claims(text, "STRUGGLES_WITH")
 
 
+def test_a_fronted_phrase_frames_the_clause_and_is_not_its_object() -> None:
+    """Seen on make run: "On a different note, …" was read as the interest ("different_note")."""
+    text = "On a different note, I've been nerding out on category theory lately, any book you would suggest?"
+    claims = dev_sets.user_claims(text, "EXPRESSED_INTEREST")
+    assert "category_theory" in claims and "different_note" not in claims
+
+
 @pytest.mark.parametrize(("capped_by_question", "expected"), [(True, 0.55), (False, 0.45)])
 def test_only_a_reading_the_question_capped_is_lifted(capped_by_question: bool, expected: float) -> None:
     """The parse lifts a pattern's reading that the sentence's question lowered to the hedge cap; a reading

@@ -176,6 +176,46 @@ def test_completeness_needs_an_answer() -> None:
     assert completeness_score([]) == 0.0
 
 
+def test_an_informing_statement_is_answered_by_an_acknowledgement() -> None:
+    """A user who tells something asked nothing: "Great choice." answers it; "thanks" + "ok!" stays unanswered."""
+    told = line("user", "I switched from VS Code to Neovim last month.")
+    assert completeness_score([told, line("agent", "Great choice.")]) > 0.75
+    thanks = line("user", "thanks, that works")
+    assert completeness_score([thanks, line("agent", "Great choice.")]) < 0.5
+    asked = line("user", "Which editor should I switch to?")
+    assert completeness_score([asked, line("agent", "Great choice.")]) < 0.5
+    told_and_asked = line("user", "I keep tripping over Kafka rebalancing, is there a sane mental model for it?")
+    half = completeness_score([told_and_asked, line("agent", "Great question.")])
+    full = completeness_score([told_and_asked, line("agent", "Think of the group coordinator assigning partitions.")])
+    assert completeness_score([asked, line("agent", "Great choice.")]) < half < full
+
+
+@pytest.mark.parametrize(
+    ("user_text", "reply", "kept"),
+    [
+        ("I switched from VS Code to Neovim last month.", "Great choice.", True),
+        ("I'd love to learn about spaced repetition for studying.", "Happy to explain.", True),
+        ("We use pgx with PostgreSQL, and pgxpool settings are a struggle.", "Happy to help with that.", True),
+        ("On a different note, I've been nerding out on category theory lately, any book you would suggest?",
+         "Happy to explain.", True),
+        ("I'm based in Osaka.", "Got it.", True),
+        ("thanks, that works", "Great choice.", False),
+        ("I'll give it a shot", "Got it.", False),
+        ("That makes sense", "Got it.", False),
+        ("ok cool", "Happy to help with that.", False),
+        ("hi there", "Hello! How can I help?", False),
+    ],
+)
+def test_a_short_exchange_carrying_a_user_fact_passes_the_gate(user_text: str, reply: str, kept: bool) -> None:
+    """Imported history is full of one-line acknowledgements; the facts in front of them must make a chain."""
+    from athena_core.providers.offline_llm import OfflineLLM
+
+    segment = [line("user", user_text), line("agent", reply)]
+    formation = OfflineLLM().form_chain(segment)
+    verdict = score_segment(segment, formation.summary, formation.topic, formation.entities)
+    assert verdict.passed is kept, verdict
+
+
 def test_relevance_penalises_an_unrelated_summary() -> None:
     good = relevance_score(REDIS_QA, *REDIS_FORMATION)
     bad = relevance_score(REDIS_QA, "The user planned a hiking trip to the Alps.", "hiking trip", ["Alps"])

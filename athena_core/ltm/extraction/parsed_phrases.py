@@ -184,13 +184,15 @@ def _phrase(noun: Any) -> tuple[int, int] | None:
 
 def _objects(verb: Any) -> list[Any]:
     """The verb's objects, direct first, then through a preposition (or a particle's preposition); an object
-    that is the speaker's own time or head ("banging my head against X") is passed over."""
+    that is the speaker's own time or head ("banging my head against X") is passed over, and so is a
+    preposition before the verb: it frames the clause, it is not what the verb governs ("On a different
+    note, I've been nerding out on X")."""
     out = []
     for child in verb.children:
         if child.dep_ in ("dobj", "dative") and child.lower_ not in SELF_OBJECTS and child.lower_ not in ME:
             out.append(child)
     for child in verb.children:
-        if child.dep_ in ("prep", "prt") and child.lower_ in OBJECT_PREPOSITIONS:
+        if child.dep_ in ("prep", "prt") and child.lower_ in OBJECT_PREPOSITIONS and child.i > verb.i:
             out += [g for g in child.children if g.dep_ == "pobj"]
             out += [g for g in child.children if g.dep_ == "prep" for g in g.children if g.dep_ == "pobj"]
     return out
