@@ -33,11 +33,11 @@ ORDER = ["ingest", "pipeline", "reads", "embedding_runtime", "vector_search", "d
 # Extra arguments per mode. Quick (a CI smoke test): ingest loads one configuration per route for 1 s (8 clients), on
 # the embedded Redis only, and waits at most 1 s for the worker to drain (the drain waits alone took two of the
 # three CI minutes of the quick run: 12 configurations x 10 s). The pipeline runs one configuration (2 worker
-# processes) and reads its concurrent phase at the larger size only: a smoke test runs each code path once
-# (each configuration or phase cost 17-35 s of CI).
+# processes) and reads seeds 1k and 2k chains, its concurrent phase at 2k only: a smoke test runs each code
+# path once (each configuration or phase cost 17-35 s of CI; seeding 10k chains half of the reads' 64 s).
 EXTRA_ARGS = {
     "quick": {"ingest": ["--drain-timeout", "1", "--concurrency", "8", "--embedded-only"],
-              "pipeline": ["--workers", "2"], "reads": ["--concurrent-sizes", "10000"]},
+              "pipeline": ["--workers", "2"], "reads": ["--sizes", "1000,2000", "--concurrent-sizes", "2000"]},
     "full": {},
 }
 OMP_AWARE = {"pipeline", "reads"}

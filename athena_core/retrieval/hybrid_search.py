@@ -21,7 +21,7 @@ Cost (issue 16, `docs/retrieval.md` "Reads at scale"): the query's embedding and
 a thread beside the lexical searches (`search_parallel`), and only the `search_load_candidates` best
 events and chains by a first fusion of the retrievers' ranks are loaded from the document store, each
 keeping the score it has with every candidate loaded (`fusion.fuse_loaded`); a query naming a time window
-loads them all, since its window bonus can lift any candidate.
+also loads the candidates that may fall in it, since its window bonus can lift any of them.
 
 Here: the ranking and the packing. Beside it, one concept each: `search_hit.py` (what is returned),
 `neighbours.py`, `fact_candidates.py`, `metadata_filter.py`, `time_bonus.py`, `rendering.py` and
@@ -106,17 +106,17 @@ class HybridSearch:
         chain_cosine = {h.chain_id: h.similarity for h in chain_dense}
         with clock("time_cues"):
             cues = parse_time_cues(query, now)
-        # a window cue's bonus can lift any candidate of the pools, so such a query loads them all
-        budget = 0 if cues.window is not None else s.search_load_candidates
+        budget = s.search_load_candidates
         weights = {"dense": s.search_weight_dense, "lexical": s.search_weight_lexical}
         event_lists = {"lexical": event_lexical, "dense": event_dense}
         chain_lists = {"dense": list(chain_cosine), "lexical": chain_lexical}
 
         with clock("loading"):
-            wanted = best_keys(event_lists, weights, k, budget)
+            wanted = self._worth_loading(scope, "event", event_lists, weights, budget, cues.window)
             events = {e.event_id: e for e in self.documents.get_events(scope, wanted)
                       if self._findable(e.status, e.chain_id)}
-            chain_ids = list(dict.fromkeys([*best_keys(chain_lists, weights, k, budget),
+            chain_ids = list(dict.fromkeys([*self._worth_loading(scope, "chain", chain_lists, weights, budget,
+                                                                 cues.window),
                                             *(e.chain_id for e in events.values())]))
             chains = {c.chain_id: c for c in self.documents.get_chains(scope, chain_ids)
                       if c.status == ChainStatus.active}
@@ -149,6 +149,18 @@ class HybridSearch:
                     c.hit.score *= max(approx_tokens(c.hit.content), 1) ** s.search_length_prior
             candidates.sort(key=lambda c: -c.hit.score)
         return candidates, chains
+
+    def _worth_loading(self, scope: UserScope, kind: str, lists: dict[str, list[str]], weights: dict[str, float],
+                       budget: int, window: tuple[datetime, datetime] | None) -> list[str]:
+        """The `budget` best keys by a first fusion of the ranks (all when `budget` ≤ 0). A time window's
+        bonus can lift any candidate of the pools, so with a window the candidates past the budget that
+        may fall in it (`DocumentStore.may_fall_in`: indexed columns, no document read) are loaded too."""
+        best = best_keys(lists, weights, self.settings.search_rrf_k, budget)
+        if window is None or budget <= 0:
+            return best
+        taken = set(best)
+        rest = [key for key in best_keys(lists, weights, self.settings.search_rrf_k, 0) if key not in taken]
+        return best + self.documents.may_fall_in(scope, kind, rest, *window)
 
     def _dense_lists(self, scope: UserScope, query: str, n: int, clock: StageClock):
         """(query vector, event ids by cosine, their cosines, chain hits by cosine)."""

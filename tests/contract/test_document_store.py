@@ -199,6 +199,24 @@ def test_recent_chains_window_and_order(store: DocumentStore) -> None:
     assert store.recent_chains(B.user_scope) == []
 
 
+def test_may_fall_in_reads_the_time_columns_of_the_users_own_ids(store: DocumentStore) -> None:
+    events = [_event(A, f"e{h}", T0 + timedelta(hours=h)) for h in range(4)]
+    other = _event(B, "same time, other tenant", T0 + timedelta(hours=1))
+    store.append_events([*events, other])
+    ids = [e.event_id for e in reversed(events)] + [other.event_id, "evt_missing"]
+    window = (T0 + timedelta(hours=1), T0 + timedelta(hours=3))  # [start, end): hours 1 and 2
+    assert store.may_fall_in(A.user_scope, "event", ids, *window) == [events[2].event_id, events[1].event_id]
+    for i in range(4):
+        store.upsert_chain(_chain(A, f"chn_w{i}", T0 + timedelta(hours=i)))
+    store.upsert_chain(_chain(B, "chn_wb", T0 + timedelta(hours=2)))
+    chains = ["chn_w0", "chn_w1", "chn_w2", "chn_w3", "chn_wb"]
+    # a chain may hold evidence of the window when its last event is at or after its start (a superset)
+    assert store.may_fall_in(A.user_scope, "chain", chains, *window) == ["chn_w1", "chn_w2", "chn_w3"]
+    assert store.may_fall_in(A.user_scope, "chain", [], *window) == []
+    with pytest.raises(ValueError, match="kind"):
+        store.may_fall_in(A.user_scope, "session", ["x"], *window)
+
+
 def test_touch_and_heat_updates(store: DocumentStore) -> None:
     store.upsert_chain(_chain(A, "chn_1", T0))
     at = T0 + timedelta(days=1)

@@ -4,7 +4,8 @@ it finds where they must not (real worker, real stores, the local embedder).
 - `search_parallel` only moves the query's embedding and the vector scans to a thread: same hits, same
   scores, in the same order as one after the other;
 - `search_load_candidates` loads the best candidates by a first fusion of ranks; a query naming a time
-  window loads them all (its bonus can lift any), so there it returns what loading everything returns;
+  window also loads every candidate that may fall in it (its bonus can lift any), so there it returns
+  the window's evidence as loading everything does, and loads no candidate outside it past the budget;
 - a small budget finds fewer events, and none that loading everything would not.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ from athena_core.wiring.runtime import Runtime
 from tests.pipeline.test_mtm_pipeline import DINNER, REPLICATION, RETURN, TRAVEL, _flush_and_wait, _post, _session
 
 NOW = datetime(2024, 6, 1, 12, 0, tzinfo=timezone.utc)
+WEEK = (datetime(2024, 5, 20, tzinfo=timezone.utc), datetime(2024, 5, 27, tzinfo=timezone.utc))  # "last week"
 
 
 def searcher(runtime: Runtime, **settings: object) -> HybridSearch:
@@ -57,4 +59,35 @@ def test_loading_budget_and_parallel_dense_keep_what_search_finds(worker_api: Te
     assert events(budgeted) < events(everything)
 
     windowed = "what did I cook for dinner in May 2024"
-    assert found(small, user, windowed) == found(serial, user, windowed)  # a window cue loads every candidate
+    assert found(small, user, windowed) == found(serial, user, windowed)  # all of them fall in May 2024
+
+    day = "what did we say last week about temples in Kyoto"  # 20-27 May: two conversations of four
+    inside = lambda search: {h.source_id for h in search.search(user, day, NOW, limit=50, max_tokens=4000)  # noqa: E731
+                             if h.source_type == "event" and WEEK[0] <= h.time_span.start < WEEK[1]}
+    # the week's evidence is all found (scores may differ by a neighbour's share from outside the week)
+    assert inside(small) == inside(serial) and inside(serial)
+    asked: list[list[str]] = []
+    counting = _GetEventsRecorder(worker_runtime.documents, asked)
+    budgeted_search = searcher(worker_runtime, search_load_candidates=3)
+    budgeted_search.documents = counting
+    budgeted_search.search(user, day, NOW, limit=50, max_tokens=4000)
+    loaded_budgeted = set(asked[0])
+    asked.clear()
+    all_search = searcher(worker_runtime, search_load_candidates=0)
+    all_search.documents = counting
+    all_search.search(user, day, NOW, limit=50, max_tokens=4000)
+    assert loaded_budgeted < set(asked[0])  # the first load (the candidates) left out other weeks'
+
+
+class _GetEventsRecorder:
+    """The runtime's document store, recording the ids each `get_events` call asks for."""
+
+    def __init__(self, documents, asked: list[list[str]]) -> None:  # noqa: ANN001
+        self._documents, self._asked = documents, asked
+
+    def get_events(self, scope, event_ids):  # noqa: ANN001, ANN201
+        self._asked.append(list(event_ids))
+        return self._documents.get_events(scope, event_ids)
+
+    def __getattr__(self, name: str):  # noqa: ANN204
+        return getattr(self._documents, name)

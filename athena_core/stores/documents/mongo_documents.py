@@ -333,6 +333,21 @@ class MongoDocuments:
         found = {d["_id"]: Chain.model_validate(d["doc"]) for d in self.chains.find(f)}
         return [found[c] for c in chain_ids if c in found]
 
+    def may_fall_in(self, scope: UserScope, kind: str, ids: list[str], start: datetime, end: datetime) -> list[str]:
+        if not ids:
+            return []
+        f: dict[str, Any] = {"tenant_id": scope.tenant_id, "user_id": scope.user_id, "_id": {"$in": list(ids)}}
+        if kind == "event":
+            f["timestamp_us"] = {"$gte": _us(start), "$lt": _us(end)}
+            collection = self.events
+        elif kind == "chain":
+            f["last_event_at_us"] = {"$gte": _us(start)}
+            collection = self.chains
+        else:
+            raise ValueError(f"kind must be 'event' or 'chain', not {kind!r}")
+        found = {d["_id"] for d in collection.find(f, {"_id": 1})}
+        return [i for i in ids if i in found]
+
     def recent_chains(
         self, scope: UserScope, *, since: datetime | None = None, limit: int = 100,
         status: ChainStatus | None = ChainStatus.active,

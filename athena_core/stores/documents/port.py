@@ -90,6 +90,12 @@ class ChainStore(Protocol):
     def get_chains(self, scope: UserScope, chain_ids: list[str]) -> list[Chain]:
         """The named chains of this user, in the order asked; unknown ids are left out."""
 
+    def may_fall_in(self, scope: UserScope, kind: str, ids: list[str], start: datetime, end: datetime) -> list[str]:
+        """Which of this user's `ids` (`kind` "event" or "chain") may hold evidence of [start, end), read
+        from indexed columns, no document parsed: an event whose timestamp is inside; a chain whose last
+        event is at or after `start` (a superset: its start is in its document). For a search with a time
+        window, which candidates beyond its load budget its window bonus could lift."""
+
     def recent_chains(
         self, scope: UserScope, *, since: datetime | None = None, limit: int = 100,
         status: ChainStatus | None = ChainStatus.active,

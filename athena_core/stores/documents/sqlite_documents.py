@@ -341,6 +341,22 @@ class SqliteDocuments(SqliteAdapter):
         found = {r[0]: Chain.model_validate_json(r[1]) for r in rows}
         return [found[c] for c in chain_ids if c in found]
 
+    def may_fall_in(self, scope: UserScope, kind: str, ids: list[str], start: datetime, end: datetime) -> list[str]:
+        if not ids:
+            return []
+        if kind == "event":  # '+': on the primary key, as get_events
+            sql = (f"SELECT event_id FROM events WHERE +tenant_id = ? AND +user_id = ? AND event_id IN "
+                   f"({_placeholders(ids)}) AND timestamp >= ? AND timestamp < ?")
+            params: tuple = (scope.tenant_id, scope.user_id, *ids, _epoch(start), _epoch(end))
+        elif kind == "chain":
+            sql = (f"SELECT chain_id FROM chains WHERE +tenant_id = ? AND +user_id = ? AND chain_id IN "
+                   f"({_placeholders(ids)}) AND last_event_at >= ?")
+            params = (scope.tenant_id, scope.user_id, *ids, _epoch(start))
+        else:
+            raise ValueError(f"kind must be 'event' or 'chain', not {kind!r}")
+        found = {r[0] for r in self._conn().execute(sql, params)}
+        return [i for i in ids if i in found]
+
     def recent_chains(
         self, scope: UserScope, *, since: datetime | None = None, limit: int = 100,
         status: ChainStatus | None = ChainStatus.active,
