@@ -29,7 +29,7 @@ def _recall(extractor: OfflineTripleExtractor, kind: str) -> float:
     return hits / total
 
 
-@pytest.mark.parametrize(("kind", "floor"), [("STRUGGLES_WITH", 0.5), ("WORKS_ON", 0.7), ("EXPRESSED_INTEREST", 0.6)])
+@pytest.mark.parametrize(("kind", "floor"), [("STRUGGLES_WITH", 0.575), ("WORKS_ON", 0.775), ("EXPRESSED_INTEREST", 0.6)])
 def test_the_parse_reads_phrase_relations_the_patterns_miss(kind: str, floor: float) -> None:
     with_parse = _recall(OfflineTripleExtractor(), kind)
     alone = _recall(OfflineTripleExtractor(parser=False), kind)
@@ -40,6 +40,17 @@ def test_the_parse_reads_phrase_relations_the_patterns_miss(kind: str, floor: fl
     ("Time zone handling is eating my weekends.", "STRUGGLES_WITH", "time_zone_handling"),
     ("Still banging my head against flaky integration tests, send help", "STRUGGLES_WITH", "flaky_integration_tests"),
     ("I've been nerding out on category theory lately", "EXPRESSED_INTEREST", "category_theory"),
+    # a listed verb whose lemma ends in "e" keeps it ("struggling" -> "struggle", not "struggl")
+    ("Struggling hard with time zone handling, any tips?", "STRUGGLES_WITH", "time_zone_handling"),
+    ("wrestling with flaky integration tests for what feels like the hundredth time", "STRUGGLES_WITH",
+     "flaky_integration_tests"),
+    ("I'm out of my depth with Kafka consumer rebalancing", "STRUGGLES_WITH", "kafka_consumer_rebalancing"),
+    ("I find time zone handling really confusing", "STRUGGLES_WITH", "time_zone_handling"),
+    ("I find compiler design super interesting and want to know more", "EXPRESSED_INTEREST", "compiler_design"),
+    ("I've been tasked with scaling the checkout service", "WORKS_ON", "checkout_service"),
+    ("I'm responsible for keeping the billing dashboard alive and well", "WORKS_ON", "billing_dashboard"),
+    ("I'm on call for the data pipeline this month", "WORKS_ON", "data_pipeline"),
+    ("hey, I'm putting together the checkout service and need to pick a database", "WORKS_ON", "checkout_service"),
 ])
 def test_an_unlisted_wording_is_a_claim(text: str, relation: str, obj: str) -> None:
     assert obj in dev_sets.user_claims(text, relation)
@@ -53,6 +64,18 @@ def test_an_unlisted_wording_is_a_claim(text: str, relation: str, obj: str) -> N
 ])
 def test_no_claim_for_someone_elses_or_an_unstated_struggle(text: str) -> None:
     assert not dev_sets.user_claims(text, "STRUGGLES_WITH")
+
+
+@pytest.mark.parametrize(("text", "relation", "obj"), [
+    ("hey, I'm putting together the checkout service and need to pick a database", "EXPRESSED_INTEREST", "database"),
+    ("I don't find time zone handling confusing at all", "STRUGGLES_WITH", "time_zone_handling"),
+    ("My sister finds compiler design fascinating", "EXPRESSED_INTEREST", "compiler_design"),
+    ("Priya is the main dev on the checkout service", "WORKS_ON", "checkout_service"),
+    ("I'm not responsible for the billing dashboard", "WORKS_ON", "billing_dashboard"),
+])
+def test_no_claim_for_a_choice_a_negation_or_someone_elses_role(text: str, relation: str, obj: str) -> None:
+    """"pick" without "up" is a choice, not learning; a negated reading or a third party's is no claim."""
+    assert obj not in dev_sets.user_claims(text, relation)
 
 
 def test_a_fronted_phrase_frames_the_clause_and_is_not_its_object() -> None:

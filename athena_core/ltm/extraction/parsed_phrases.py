@@ -55,6 +55,18 @@ INTEREST_NOUNS = frozenset("obsession passion hobby fascination".split())  # "my
 WORK_VERBS = frozenset("""work build maintain own lead develop ship refactor scale run launch write design
     architect contribute rewrite migrate""".split())
 WORK_NOUNS = frozenset("job project focus thing baby".split())  # "my day job is X", "my main thing is X"
+# What the speaker is on a project: "I'm the main dev on X", "I'm the maintainer of X", "I'm on call for X".
+ROLE_NOUNS = frozenset("dev developer maintainer owner lead engineer architect".split())
+# Verbs that are a listed verb only with their particle: "picking up X" (learning; "pick a database" is a
+# choice), "putting together X" (building).
+PARTICLE_VERBS = {"pick": "up", "put": "together"}
+
+# "I find X confusing" / "I find X super interesting": what the speaker finds X.
+FIND_STRUGGLE = frozenset("""confusing hard difficult tricky painful frustrating overwhelming impossible baffling
+    intimidating daunting""".split())
+FIND_INTEREST = frozenset("interesting fascinating intriguing exciting captivating compelling".split())
+
+LISTED_VERBS = STRUGGLE_VERBS | STRUGGLE_AGENTS | NOT_GETTING | INTEREST_VERBS | INTEREST_AGENTS | WORK_VERBS
 
 OBJECT_PREPOSITIONS = frozenset("with against over on to in into around about at through".split())
 SELF_OBJECTS = frozenset("head day days hours week weeks weekend weekends morning time sanity mind".split())
@@ -74,9 +86,10 @@ class PhraseReading:
 
 
 def _lemma(tok: Any) -> str:
-    """The token's lemma; a gerund the lemmatiser does not know ("nerding" → "nerde") by its stem."""
+    """The token's lemma; a gerund the lemmatiser does not know ("nerding" → "nerde") by its stem, unless the
+    lemma is a word of the lists ("struggling" → "struggle", not "struggl")."""
     lemma = tok.lemma_.lower()
-    if tok.lower_.endswith("ing") and lemma == tok.lower_[:-3] + "e":
+    if tok.lower_.endswith("ing") and lemma == tok.lower_[:-3] + "e" and lemma not in LISTED_VERBS:
         return tok.lower_[:-3]
     return lemma
 
@@ -91,10 +104,16 @@ def _owned_by_other(tok: Any) -> bool:
 
 def _clause_verb(tok: Any) -> Any:
     """The verb whose subject decides whose statement this is: up through xcomp ("keep tripping",
-    "trying to teach", "want to learn") and the auxiliaries."""
+    "trying to teach", "want to learn"), the auxiliaries, and a gerund after a verb's or an adjective's
+    preposition ("I've been tasked with scaling X", "thinking about picking up X")."""
     node = tok
-    while node.dep_ in ("xcomp", "acomp", "prt") and node.head.i != node.i:
-        node = node.head
+    while node.head.i != node.i:
+        if node.dep_ in ("xcomp", "acomp", "prt"):
+            node = node.head
+        elif node.dep_ == "pcomp" and node.head.dep_ == "prep" and node.head.head.pos_ in ("VERB", "AUX", "ADJ"):
+            node = node.head.head
+        else:
+            break
     return node
 
 
@@ -244,7 +263,9 @@ def _reading(relation: str, noun: Any, verb: Any) -> PhraseReading | None:
 def _by_verbs(tok: Any, out: list[PhraseReading]) -> None:
     lemma = _lemma(tok)
     verb = _clause_verb(tok)
-    if lemma in STRUGGLE_VERBS | INTEREST_VERBS | WORK_VERBS and tok.pos_ == "VERB":
+    if lemma in PARTICLE_VERBS and not any(c.dep_ == "prt" and c.lower_ == PARTICLE_VERBS[lemma] for c in tok.children):
+        return
+    if lemma in STRUGGLE_VERBS | INTEREST_VERBS | WORK_VERBS | {"put"} and tok.pos_ == "VERB":
         relation = ("STRUGGLES_WITH" if lemma in STRUGGLE_VERBS else
                     "EXPRESSED_INTEREST" if lemma in INTEREST_VERBS else "WORKS_ON")
         if _negated(tok):
@@ -302,12 +323,34 @@ def _by_nouns(tok: Any, out: list[PhraseReading]) -> None:
         if lemma == "depth" and not _owned_by_me(tok):
             return
         verb = head if head.pos_ in ("VERB", "AUX") else head.head
-        if tok.dep_ == "pobj":  # "out of my depth with X": the "with" hangs from the verb
-            verb = _clause_verb(head.head)
+        if tok.dep_ == "pobj":  # "out of my depth with X": the "with" hangs from the verb above the phrase
+            verb = _clause_verb(next((a for a in tok.ancestors if a.pos_ in ("VERB", "AUX")), head.head))
         if not _speaker_says(_clause_verb(verb)) or _negated(verb) or _blocked(verb, "STRUGGLES_WITH"):
             return
         for noun in _objects(tok) + [n for n in _objects(verb) if n.i > tok.i]:
             if not _is_party(noun) and (reading := _reading("STRUGGLES_WITH", noun, verb)):
+                out.append(reading)
+                return
+
+
+def _by_roles(tok: Any, out: list[PhraseReading]) -> None:
+    """"I'm the main dev on X", "I'm the maintainer of X", "I'm responsible for (keeping) X", "I'm on call
+    for X": the speaker's role on a project."""
+    if tok.lower_ in ROLE_NOUNS and tok.dep_ == "attr":
+        verb, preps = tok.head, ("on", "of", "for")
+    elif tok.lower_ == "responsible" and tok.dep_ == "acomp":
+        verb, preps = tok.head, ("for",)
+    elif tok.lower_ == "call" and tok.dep_ == "pobj" and tok.head.lower_ == "on":
+        verb, preps = tok.head.head, ("for",)
+    else:
+        return
+    if _lemma(verb) != "be" or not _speaker_says(verb) or _negated(verb) or _blocked(verb, "WORKS_ON"):
+        return
+    for prep in (c for c in tok.children if c.dep_ == "prep" and c.lower_ in preps):
+        nouns = [g for g in prep.children if g.dep_ == "pobj"]
+        nouns += [o for g in prep.children if g.dep_ == "pcomp" for o in g.children if o.dep_ == "dobj"]  # keeping X
+        for noun in nouns[:1]:
+            if not _is_party(noun) and (reading := _reading("WORKS_ON", noun, verb)):
                 out.append(reading)
                 return
 
@@ -327,6 +370,26 @@ def _by_adjectives(tok: Any, out: list[PhraseReading]) -> None:
             out.append(reading)
 
 
+def _by_find(tok: Any, out: list[PhraseReading]) -> None:
+    """"I find X confusing", "I find X super interesting": the words between "find" and the adjective's
+    phrase are X (the parse often splits a compound there: "time zone handling")."""
+    if _lemma(tok) != "find" or tok.pos_ != "VERB":
+        return
+    adjective = next((c for c in tok.children if c.dep_ in ("ccomp", "oprd", "xcomp", "acomp") and c.pos_ == "ADJ"
+                      and c.lower_ in FIND_STRUGGLE | FIND_INTEREST), None)
+    if adjective is None or adjective.i <= tok.i + 1:
+        return
+    relation = "STRUGGLES_WITH" if adjective.lower_ in FIND_STRUGGLE else "EXPRESSED_INTEREST"
+    if not _speaker_says(tok) or _negated(tok) or _blocked(tok, relation):
+        return
+    end = min([adjective.i, *(c.i for c in adjective.children if c.dep_ in ("advmod", "npadvmod", "det")
+                               and c.i < adjective.i)])
+    words = [t for t in tok.doc[tok.i + 1:end] if t.dep_ not in ("det", "poss", "predet") and not t.is_punct]
+    if not words or any(t.pos_ == "PRON" or _is_party(t) for t in words):
+        return  # "I find it confusing": whatever "it" is, this sentence does not say
+    out.append(PhraseReading(relation, words[0].idx, words[-1].idx + len(words[-1].text), _stated(tok)))
+
+
 def read_phrases(text: str) -> list[PhraseReading]:
     """Struggles, interests and projects of the speaker's that the parse reads in one sentence of theirs
     (the object phrases; the caller checks their shape). Empty without the parser."""
@@ -338,4 +401,6 @@ def read_phrases(text: str) -> list[PhraseReading]:
         _by_verbs(tok, out)
         _by_nouns(tok, out)
         _by_adjectives(tok, out)
+        _by_find(tok, out)
+        _by_roles(tok, out)
     return out
