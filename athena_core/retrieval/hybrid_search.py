@@ -169,6 +169,9 @@ class HybridSearch:
         with clock("dense"):
             event_dense, cosine = self._event_dense(scope, vector, n)
             chain_dense = self.chain_vectors.search(scope, vector, n)
+        floor = self.settings.search_dense_min_similarity  # a rank is no evidence when nothing is near
+        event_dense = [e for e in event_dense if cosine[e] >= floor]
+        chain_dense = [h for h in chain_dense if h.similarity >= floor]
         return vector, event_dense, cosine, chain_dense
 
     def _in_background(self, fn: Callable[..., T], *args) -> Callable[[], T]:

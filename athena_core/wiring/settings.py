@@ -159,6 +159,7 @@ class Settings(BaseSettings):
     search_length_prior: float = 0.15  # score × tokens^prior: a longer turn holds more evidence
     search_whole_results: int = 5  # the best events are returned whole; those after them as excerpts
     search_excerpt_words: int = 15  # words of an excerpt (its best-matching sentences); 0 = never cut
+    search_dense_min_similarity: float = 0.15  # dense ranks only items at least this near the query (cosine)
     search_lexical_max_df: int = 5000  # FTS5: query terms in more of the user's texts are dropped (0 = keep all)
     search_summaries: int = 3  # top chains whose summary may be returned (ranked by its own score)
     search_pinned_summaries: int = 1  # of those, the top ones placed right before their chain's best event

@@ -24,7 +24,9 @@ WEEK = (datetime(2024, 5, 20, tzinfo=timezone.utc), datetime(2024, 5, 27, tzinfo
 
 def searcher(runtime: Runtime, **settings: object) -> HybridSearch:
     """The API's search over the runtime's stores, with some settings changed (no recall on access: the
-    compared searches must see the same heat)."""
+    compared searches must see the same heat). Every item is a dense candidate unless a test sets the
+    floor: what loading does is seen best on a full candidate pool."""
+    settings.setdefault("search_dense_min_similarity", -1.0)
     return HybridSearch(documents=runtime.documents, chain_vectors=runtime.vectors,
                         event_vectors=runtime.event_vectors, lexical=runtime.lexical, graph=runtime.graph,
                         embedder=runtime.embedder, on_access=lambda *args: None,
@@ -91,3 +93,24 @@ class _GetEventsRecorder:
 
     def __getattr__(self, name: str):  # noqa: ANN204
         return getattr(self._documents, name)
+
+
+def test_a_dense_rank_counts_only_near_the_query(worker_api: TestClient, worker_runtime: Runtime) -> None:
+    """`search_dense_min_similarity`: with little in memory, the nearest item by cosine is still rank 1 of
+    the dense list however far it is; below the floor it is no candidate (seen on `make run`: "what editor
+    do I use now?" ranked a chain about category theory, cosine 0.07, first)."""
+    session_id, scope = _session(worker_api)
+    _post(worker_api, session_id, DINNER, datetime(2024, 5, 3, 19, 0, tzinfo=timezone.utc))
+    _post(worker_api, session_id, REPLICATION, datetime(2024, 5, 4, 9, 0, tzinfo=timezone.utc))
+    _flush_and_wait(worker_api, worker_runtime, session_id, scope)
+    user = scope.user_scope
+    unrelated = "which lens should I buy for bird photography"
+    everything = searcher(worker_runtime, search_dense_min_similarity=-1.0)
+    floored = searcher(worker_runtime, search_dense_min_similarity=0.15)
+    far = [h for h in everything.search(user, unrelated, NOW, limit=50, max_tokens=4000)
+           if h.similarity_score is not None and h.similarity_score < 0.15 and "dense" in h.retrievers]
+    assert far  # without a floor, items nowhere near the query are dense candidates
+    assert not [h for h in floored.search(user, unrelated, NOW, limit=50, max_tokens=4000) if "dense" in h.retrievers
+                and h.similarity_score is not None and h.similarity_score < 0.15]
+    near = floored.search(user, "how long do I roast the salmon", NOW, limit=5, max_tokens=4000)
+    assert any("salmon" in h.content and "dense" in h.retrievers for h in near)  # the near ones still count
