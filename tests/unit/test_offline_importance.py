@@ -32,6 +32,9 @@ POSITIVE = [
     [("user", "I've been running marathons since 2019."), ("agent", "Impressive!")],
     [("user", "Can you remind me that I'm presenting the roadmap on Tuesday?"), ("agent", "Sure, I'll remember the roadmap presentation.")],
     [("user", "I'm really interested in Rust for embedded work."), ("agent", "Embassy is a nice framework for that.")],
+    # chat fragments that leave the speaker out (seen on make run: this one scored 0.09 and was never promoted)
+    [("user", "Struggling hard with Gradle builds, any tips?"), ("agent", "Happy to help with that.")],
+    [("user", "Been fighting flaky integration tests all morning."), ("agent", "That sounds painful.")],
 ]
 NEGATIVE = [
     [("user", "thanks!"), ("agent", "You're welcome!")],
@@ -51,6 +54,9 @@ NEGATIVE = [
     [("user", "me too haha"), ("agent", "Ha!")],
     [("user", "I'm fine, thanks. You?"), ("agent", "All good here.")],
     [("user", "I see what you mean"), ("agent", "Glad it's clear.")],
+    [("user", "Going to bed now, bye"), ("agent", "Good night!")],
+    [("user", "Something is off with me today, lol"), ("agent", "Take it easy.")],
+    [("user", "Heading out, talk later"), ("agent", "See you!")],
 ]
 POSITIVE += [  # a fact inside a longer, partly social chain
     [("user", "hey, good morning"), ("agent", "Morning! What are we doing today?"),

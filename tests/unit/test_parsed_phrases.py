@@ -47,6 +47,7 @@ def test_the_parse_reads_phrase_relations_the_patterns_miss(kind: str, floor: fl
     ("I'm out of my depth with Kafka consumer rebalancing", "STRUGGLES_WITH", "kafka_consumer_rebalancing"),
     ("I find time zone handling really confusing", "STRUGGLES_WITH", "time_zone_handling"),
     ("I find compiler design super interesting and want to know more", "EXPRESSED_INTEREST", "compiler_design"),
+    ("I find coroutines super interesting and want to know more", "EXPRESSED_INTEREST", "coroutines"),
     ("I've been tasked with scaling the checkout service", "WORKS_ON", "checkout_service"),
     ("I'm responsible for keeping the billing dashboard alive and well", "WORKS_ON", "billing_dashboard"),
     ("I'm on call for the data pipeline this month", "WORKS_ON", "data_pipeline"),

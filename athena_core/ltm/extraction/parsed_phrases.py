@@ -375,8 +375,12 @@ def _by_find(tok: Any, out: list[PhraseReading]) -> None:
     phrase are X (the parse often splits a compound there: "time zone handling")."""
     if _lemma(tok) != "find" or tok.pos_ != "VERB":
         return
+    found = FIND_STRUGGLE | FIND_INTEREST
     adjective = next((c for c in tok.children if c.dep_ in ("ccomp", "oprd", "xcomp", "acomp") and c.pos_ == "ADJ"
-                      and c.lower_ in FIND_STRUGGLE | FIND_INTEREST), None)
+                      and c.lower_ in found), None)
+    if adjective is None:  # "I find coroutines super interesting": parsed as the object's modifier after it
+        adjective = next((a for c in tok.children if c.dep_ == "dobj" for a in c.children
+                          if a.dep_ == "amod" and a.i > c.i and a.lower_ in found), None)
     if adjective is None or adjective.i <= tok.i + 1:
         return
     relation = "STRUGGLES_WITH" if adjective.lower_ in FIND_STRUGGLE else "EXPRESSED_INTEREST"

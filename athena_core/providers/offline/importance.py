@@ -58,6 +58,11 @@ _MEMORABLE_CUES: dict[str, re.Pattern[str]] = {
         r"|my \w+|our \w+|we use|we run|we have|is for|are for|built for|for client|belongs to|works? (?:at|for|on)"
         r"|written in|based in|since \d{4})\b", re.IGNORECASE),
 }
+# Words in "-ing" that do not open a fragment worth keeping: nouns that look like a verb ("Struggling with
+# X" is one; "Something is off" is not), and leave-taking ("Going to bed now", "Heading out").
+_ING_NOUNS = frozenset("thing something anything everything nothing morning evening string spring king ring "
+                       "during ceiling building wedding meeting going heading getting leaving signing logging "
+                       "sing bring".split())
 # Words of small talk that carry no fact even when the content-word list keeps them.
 _PLEASANTRIES = frozenset(
     "thanks thank thx ty ok okay cool nice great awesome lol haha hah hehe hi hello hey bye goodbye morning "
@@ -67,12 +72,22 @@ _PLEASANTRIES = frozenset(
 )
 
 
+def _speaker_fragment(words: list[str]) -> bool:
+    """A chat fragment whose speaker is left out: it opens with a verb in -ing, after at most "been", "still",
+    "just" or "really" ("Struggling hard with X, any tips?", "Been fighting X all morning")."""
+    rest = list(words)
+    while rest and rest[0] in ("been", "still", "just", "really"):
+        rest = rest[1:]
+    return bool(rest) and rest[0].endswith("ing") and len(rest[0]) > 4 and rest[0] not in _ING_NOUNS
+
+
 def _memorable(text: str) -> float:
     """How clearly one user sentence states something worth remembering, in [0, 1].
 
     0 without two substantive words (pleasantries excluded; one suffices beside a cue, "I will ship it
     Friday"): "thanks!", "ok sounds good", "good morning, how are you?", "I guess that works for me" never
-    count. A first-person statement with substance scores 0.6; each kind of cue it
+    count. A first-person statement with substance scores 0.6 (a fragment whose speaker is left out,
+    "Struggling hard with X", counts as one when it carries a cue); each kind of cue it
     carries (decision, commitment, preference, problem, personal fact) adds 0.15. A statement without a
     first person scores only with a fact cue about a named thing ("the checkout service is for Northwind
     Traders"): 0.6.
@@ -83,7 +98,7 @@ def _memorable(text: str) -> float:
     kinds = sum(1 for cue in _MEMORABLE_CUES.values() if cue.search(text))
     if len(raw_substantive) < 2 or len(substantive) < (1 if kinds else 2):
         return 0.0
-    if _FIRST_PERSON.search(text):
+    if _FIRST_PERSON.search(text) or (kinds and _speaker_fragment(words)):
         return min(1.0, 0.6 + 0.15 * kinds)
     named = re.search(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*", text.strip())
     if named and _MEMORABLE_CUES["fact"].search(text):
