@@ -53,7 +53,7 @@ INTEREST_ADJECTIVES = frozenset("""curious interested fascinated obsessed keen e
 INTEREST_NOUNS = frozenset("obsession passion hobby fascination".split())  # "my new obsession is X"
 # Verbs of the speaker's work on a project: "I maintain X", "currently building out X", "I'm leading X".
 WORK_VERBS = frozenset("""work build maintain own lead develop ship refactor scale run launch write design
-    architect contribute rewrite migrate""".split())
+    architect contribute rewrite migrate put""".split())  # "put" only as "putting together X" (PARTICLE_VERBS)
 WORK_NOUNS = frozenset("job project focus thing baby".split())  # "my day job is X", "my main thing is X"
 # What the speaker is on a project: "I'm the main dev on X", "I'm the maintainer of X", "I'm on call for X".
 ROLE_NOUNS = frozenset("dev developer maintainer owner lead engineer architect".split())
@@ -265,7 +265,7 @@ def _by_verbs(tok: Any, out: list[PhraseReading]) -> None:
     verb = _clause_verb(tok)
     if lemma in PARTICLE_VERBS and not any(c.dep_ == "prt" and c.lower_ == PARTICLE_VERBS[lemma] for c in tok.children):
         return
-    if lemma in STRUGGLE_VERBS | INTEREST_VERBS | WORK_VERBS | {"put"} and tok.pos_ == "VERB":
+    if lemma in STRUGGLE_VERBS | INTEREST_VERBS | WORK_VERBS and tok.pos_ == "VERB":
         relation = ("STRUGGLES_WITH" if lemma in STRUGGLE_VERBS else
                     "EXPRESSED_INTEREST" if lemma in INTEREST_VERBS else "WORKS_ON")
         if _negated(tok):
@@ -375,12 +375,12 @@ def _by_find(tok: Any, out: list[PhraseReading]) -> None:
     phrase are X (the parse often splits a compound there: "time zone handling")."""
     if _lemma(tok) != "find" or tok.pos_ != "VERB":
         return
-    found = FIND_STRUGGLE | FIND_INTEREST
+    listed = FIND_STRUGGLE | FIND_INTEREST
     adjective = next((c for c in tok.children if c.dep_ in ("ccomp", "oprd", "xcomp", "acomp") and c.pos_ == "ADJ"
-                      and c.lower_ in found), None)
+                      and c.lower_ in listed), None)
     if adjective is None:  # "I find coroutines super interesting": parsed as the object's modifier after it
         adjective = next((a for c in tok.children if c.dep_ == "dobj" for a in c.children
-                          if a.dep_ == "amod" and a.i > c.i and a.lower_ in found), None)
+                          if a.dep_ == "amod" and a.i > c.i and a.lower_ in listed), None)
     if adjective is None or adjective.i <= tok.i + 1:
         return
     relation = "STRUGGLES_WITH" if adjective.lower_ in FIND_STRUGGLE else "EXPRESSED_INTEREST"
