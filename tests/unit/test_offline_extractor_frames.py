@@ -21,9 +21,23 @@ from tests.unit.test_offline_extractor_chat import facts_of, triples
     ("Sourdough baking has become my new obsession.", ("user", "EXPRESSED_INTEREST", "sourdough_baking")),
     ("I've been itching to dig into compiler design.", ("user", "EXPRESSED_INTEREST", "compiler_design")),
     ("People say I've become pretty methodical over the years.", ("user", "EXHIBITS", "methodical")),
+    ("I can't live without Redis.", ("user", "USES", "redis")),
+    ("Honestly Redis is the backbone of everything I ship.", ("user", "USES", "redis")),
+    ("Kafka and I go way back.", ("user", "USES", "kafka")),
+    ("I'm all about Zed now.", ("user", "USES", "zed")),
+    ("I still haven't got the hang of pgxpool settings.", ("user", "STRUGGLES_WITH", "pgxpool_settings")),
+    ("I can't get a handle on flaky tests.", ("user", "STRUGGLES_WITH", "flaky_tests")),
 ])
 def test_a_verb_class_cue_reads_phrasings_no_rule_names(text: str, expected: tuple[str, str, str]) -> None:
     assert expected in triples(facts_of(text))
+
+
+@pytest.mark.parametrize("text", ["I can't get a handle on flaky tests.", "I never got the hang of it.",
+                                  "I haven't got the hang of Rust."])
+def test_the_idiom_of_not_getting_a_thing_is_not_its_object(text: str) -> None:
+    """"a handle", "the hang" are the idiom's words: the struggle is what follows them, or nothing."""
+    objects = {o for _, _, o in triples(facts_of(text))}
+    assert not objects & {"handle", "hang"}
 
 
 def test_a_client_is_read_from_its_relation_to_the_project() -> None:

@@ -63,7 +63,7 @@ RULES: tuple[ClauseRule, ...] = (
     ClauseRule("STRUGGLES_WITH", _rx(r"\blost\s+(?:another\s+|a\s+whole\s+|an\s+|the\s+)?(?:afternoon|morning|"
                r"evening|day|week|hour|night)s?\s+to\s+"), 0.6),
     ClauseRule("STRUGGLES_WITH", _rx(r"\b(?:can't|cannot|can\s+not)\s+(?:wrap\s+my\s+head\s+around|get\s+my\s+"
-               r"head\s+around|make\s+sense\s+of)\s+"), 0.6),
+               r"head\s+around|make\s+sense\s+of|get\s+(?:a\s+(?:real\s+)?handle\s+on|a\s+grip\s+on|the\s+hang\s+of))\s+"), 0.6),
     # EXPRESSED_INTEREST
     ClauseRule("EXPRESSED_INTEREST", _rx(r"(?:'d|\bwould)\s+(?:really\s+|also\s+)?love\s+to\s+(?:learn|understand|"
                r"explore|study|try|get\s+into|dig\s+into)(?:\s+more)?(?:\s+about)?\s+"), 0.7),

@@ -146,8 +146,10 @@ CUES: tuple[Cue, ...] = (
                     r"\band\s+onto\s+"), "after", True),
     Cue("USES", _rx(r"\b(?:I'm|I\s+am|we're|we\s+are)\s+(?:fully\s+|now\s+|all\s+|firmly\s+|happily\s+)?on\s+"),
         "after", True),
+    Cue("USES", _rx(r"\b(?:I'm|I\s+am|we're|we\s+are)\s+(?:now\s+|really\s+|totally\s+)?all\s+about\s+|"
+                    r"\bday\s+in,?\s+day\s+out,?\s+(?:it's|it\s+is|I'm\s+(?:in|on|using)|I\s+use)\s+"), "after", True),
     Cue("USES", _rx(r"\b(?:can't|cannot|couldn't)\s+(?:really\s+|honestly\s+)?(?:do\s+my\s+job|get\s+(?:anything|much)\s+done|"
-                    r"work|function|code|survive|ship\s+anything|get\s+through\s+(?:a|the|my)\s+(?:work\s*)?day)\s+without\s+"),
+                    r"work|function|code|survive|live|ship\s+anything|get\s+through\s+(?:a|the|my)\s+(?:work\s*)?day)\s+without\s+"),
         "after", True),
     Cue("USES", _rx(r"\b(?:I'm|I\s+am|I've\s+been)\s+(?:basically\s+|mostly\s+|always\s+)?in\s+(?=\S+(?:\s+\S+)?\s+"
                     r"(?:(?:pretty\s+much|basically|nearly|almost|literally|practically)\s+)?(?:all\s+day|"
@@ -193,6 +195,8 @@ CUES: tuple[Cue, ...] = (
     Cue("USES", _rx(r"\b(?:never|rarely|hardly\s+ever)\s+(?:leaves|closes|gets\s+closed\s+on)\s+" + _MY +
                     r"\s+(?:\w+\s+)?(?:dock|taskbar|screen|laptop|machine|toolbar|desktop|computer)"), "front"),
     Cue("USES", _rx(r"\b(?:I|we)\s+(?:can't|cannot|couldn't)\s+(?:work|function|code)\s+without\b"), "front"),
+    Cue("USES", _rx(r"\bis\s+the\s+(?:backbone|foundation|heart|core)\s+of\s+(?:everything|all|most|much)\s+(?:of\s+)?"
+                    r"(?:what\s+)?(?:that\s+)?(?:I|we)\b|\band\s+(?:I|me)\s+go\s+(?:way\s+)?back\b"), "front", True),
     Cue("USES", _rx(r"\b(?:does|handles|powers|runs)\s+(?:everything|all\s+of\s+my|most\s+of\s+my|the\s+job|"
                     r"it\s+all)\b"), "front"),
     Cue("USES", _rx(r"\bmy\s+(?:\w+\s+)?(?:of\s+choice|for\s+everything)\b"), "front"),
@@ -269,6 +273,8 @@ CUES: tuple[Cue, ...] = (
                               r"afternoons?|mornings?|evenings?|weeks?|nights?|sleep|sanity)\s+(?:\w+\s+)?"
                               r"(?:on|to|in|with|over|fighting|debugging|chasing)\s+"), "after"),
     Cue("STRUGGLES_WITH", _rx(r"\b(?:stuck|blocked|stalled)\s+(?:on|by|with)\s+"), "after"),
+    Cue("STRUGGLES_WITH", _rx(r"\b(?:never|still\s+haven't|haven't|have\s+not|not\s+yet)\s+(?:yet\s+)?(?:quite\s+|really\s+|fully\s+)?"
+                              r"(?:got|gotten|get)\s+the\s+hang\s+of\s+"), "after"),
     Cue("STRUGGLES_WITH", _rx(r"\b(?:keep|kept|always)\s+(?:messing|screwing|botching|mixing)\s+up\s+|\b(?:dread|dreading|"
                               r"dreads)\s+"), "after"),
     Cue("STRUGGLES_WITH", _rx(r"\b(?:terrible|bad|awful|hopeless|useless|rubbish|weak|clumsy)\s+(?:at|with)\s+|"

@@ -107,7 +107,8 @@ _rx = ignorecase  # the short name the tables below (and the clause readers') us
 STRUGGLE = _rx(
     r"\b(?:struggl(?:e|es|ed|ing)\s+with|stuck\s+(?:on|with)|(?:problems?|issues?|trouble|difficulty|"
     r"a\s+hard\s+time)\s+(?:with|getting)|(?<![\w-])fighting(?:\s+with)?|confused\s+(?:by|about)|"
-    r"(?:can't|cannot|can\s+not|couldn't|could\s+not)\s+(?:get|figure\s+out|make))\s+"
+    r"(?:can't|cannot|can\s+not|couldn't|could\s+not)\s+(?:get(?!\s+(?:a\s+|the\s+)?(?:handle|hang|grip)\b)|"
+    r"figure\s+out|make))\s+"
 )
 INTEREST = _rx(
     r"(?:\b(?:want(?:s|ed)?|would\s+(?:really\s+)?like|hop(?:e|es|ing)|keen|eager|excited|plan(?:s|ning)?)|"

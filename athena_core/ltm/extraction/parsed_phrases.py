@@ -281,12 +281,13 @@ def _by_verbs(tok: Any, out: list[PhraseReading]) -> None:
                 out.append(reading)
             return
         if _speaker_says(verb) and not _blocked(tok, "EXPRESSED_INTEREST"):  # modals are the idiom: "can't"
-            for child in tok.children:  # "get a handle on X": the preposition of the verb's own object
-                if child.dep_ == "dobj" and child.lower_ in ("handle", "head", "grip"):
-                    for noun in _objects(child) + _objects(tok):
+            for child in tok.children:  # "get a handle on X", "never got the hang of X": the object's own preposition
+                if child.dep_ == "dobj" and child.lower_ in ("handle", "head", "grip", "hang"):
+                    for noun in [n for n in _objects(child) + _objects(tok) if n.i != child.i]:
                         if (reading := _reading("STRUGGLES_WITH", noun, tok)):
                             out.append(reading)
                             return
+                    return  # "I never got the hang of it": nothing the speaker named
             for noun in _objects(tok)[:1]:
                 if not _is_party(noun) and (reading := _reading("STRUGGLES_WITH", noun, tok)):
                     out.append(reading)
