@@ -62,6 +62,29 @@ def test_it_resolves_to_what_the_turn_named_and_is_dropped_otherwise() -> None:
     assert from_last == []  # "it" is not carried across turns
 
 
+def test_a_subject_it_is_the_project_the_turn_named() -> None:
+    facts = facts_of("I'm working on the checkout service. It's written in Go. It's for Northwind Traders.")
+    found = triples(facts)
+    assert {("checkout_service", "USES", "go"), ("checkout_service", "BUILT_FOR_CLIENT", "northwind_traders")} <= found
+    assert ("user", "USES", "go") not in found  # the service's language, not a claim about the speaker
+    named = facts_of("The checkout service is written in Go.")
+    guessed = next(f for f in facts if f.object_id == "go")
+    assert guessed.confidence < next(f for f in named if f.object_id == "go").confidence  # "it" is a guess
+    situation = facts_of("I'm working on the checkout service. It's been a long week.")
+    assert {f.subject_id for f in situation} == {"user"}
+    after_tool = facts_of("I use Redis. It is written in C.")  # after a tool, "it" stays unread as a subject
+    assert not [f for f in after_tool if f.subject_id == "redis"]
+
+
+def test_what_instead_of_sets_aside_is_not_the_speakers() -> None:
+    found = triples(facts_of("Instead of learning Rust, I use Go."))
+    assert ("user", "USES", "go") in found
+    assert not [t for t in found if t[2] == "rust"]
+    found = triples(facts_of("Rather than struggling with Kafka, I use Redis."))
+    assert ("user", "USES", "redis") in found
+    assert not [t for t in found if t[2] == "kafka"]
+
+
 def test_pronoun_objects_are_written_lower_than_named_ones() -> None:
     named = {f.object_id: f.confidence for f in facts_of("I picked up Terraform recently.")}
     via_it = [f for f in facts_of("Terraform is new to me. I use it all day.") if f.object_id == "terraform"

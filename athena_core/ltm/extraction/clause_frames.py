@@ -36,6 +36,7 @@ from athena_core.ltm.extraction.offline_vocabulary import (
     NEGATORS,
     OTHER_PARTY_TOKENS,
     PROJECT_WORDS,
+    SET_ASIDE,
     RELATION_NOUNS,
     TRAITS,
     USED_TO,
@@ -375,6 +376,9 @@ TRAIT_FRAME = _rx(
     r"why|what|people|person|friend|colleague|partner|customers?|clients?)\b)"
 )
 
+# What "instead of X-ing" sets aside is something never had: "instead of learning Rust, I use Go" is no change.
+NOT_HAD = (r"(?:learning|studying|trying|exploring|picking\s+up|getting\s+into|considering|evaluating|buying|"
+           r"paying\s+for|waiting\s+for|wrestling\s+with|struggling\s+with|fighting\s+with)\b")
 # Leaving a value and replacing one: parts of a change.
 LEAVE = _rx(
     r"\b(?:gave\s+up\s+(?:on\s+)?|giving\s+up\s+(?:on\s+)?|(?:I'm|I\s+am|we're|I'm\s+so|I'm\s+totally)\s+"
@@ -383,7 +387,7 @@ LEAVE = _rx(
     r"ditching\s+|dropping\s+|quitting\s+|leaving\s+|moving\s+(?:away\s+)?(?:from|off)\s+|got\s+off\s+|"
     r"migrated\s+(?:away\s+)?(?:off|from)\s+|no\s+longer\s+use\s+|phased\s+out\s+|walked\s+away\s+from\s+|"
     r"broke\s+up\s+with\s+|turned\s+my\s+back\s+on\s+|said\s+goodbye\s+to\s+|uninstalled\s+|"
-    r"(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+|(?:haven't|have\s+not|never)\s+(?:touched|opened|used)\s+"
+    r"(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?!" + NOT_HAD + r")|(?:haven't|have\s+not|never)\s+(?:touched|opened|used)\s+"
     r"(?=\S+(?:\s+\S+)?\s+since)|used\s+to\s+(?:use|be\s+on|work\s+in|live\s+in|love|swear\s+by)\s+|"
     r"used\s+to\s+be\s+(?:a|an)\s+(?=\S+(?:\s+\S+)?\s+(?:person|user|fan|guy|girl|shop|developer|dev)\b)|"
     r"after\s+(?:years|months|a\s+while|ages|a\s+decade|a\s+long\s+time)\s+(?:on|with|of|in)\s+(?:using\s+)?|"
@@ -664,8 +668,9 @@ class ClauseFrames:
         s = self.s
         own = SPEAKER_IN_CUE.match(match.group(0))  # "I'm on Zed now": the cue names its own subject
         mine, subject_end = (True, match.start() + own.end()) if own else self._speaker_before(match.start(), body)
-        if not mine or s.negated(subject_end, match.start()):
-            return []
+        if not mine or s.negated(subject_end, match.start()) or SET_ASIDE.search(s.text, max(0, match.start() - 16),
+                                                                                 match.start()):
+            return []  # "instead of learning Rust, I use Go": no interest in Rust
         if cue.relation != "STRUGGLES_WITH" and self._negated(match.start(), match.end()):
             return []  # "I no longer rely on"; a struggle's cue may be negative in form ("never get X right")
         if subject_end == 0 and not re.search(r"\b(?:my|our|I|we)\b", match.group(0), re.IGNORECASE) and any(

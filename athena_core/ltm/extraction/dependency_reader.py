@@ -213,6 +213,8 @@ def read_use(text: str, start: int, end: int, tools: frozenset[int] = frozenset(
     path = _path(tool, verb)
     if any(t.lower_ in LEAVING for t in path) or any(t.pos_ == "ADJ" for t in path[1:-1]):
         return None  # "moved off X" is the old value (the patterns read it); "skeptical of X" is no use
+    if verb.dep_ == "pcomp" and (verb.head.lower_ in LEAVING or any(c.lower_ in LEAVING for c in verb.head.children)):
+        return None  # "rather than struggling with X, I use Y": X set aside
     if _blocked(verb, path):
         return None
     if verb.tag_ == "VBD" and not any(c.dep_ in ("aux", "auxpass") for c in verb.children):

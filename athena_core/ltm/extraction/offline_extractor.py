@@ -22,6 +22,7 @@ from athena_core.ltm.extraction.offline_vocabulary import (
     THIRD_PARTY_PENALTY,
     TOOL_PREPOSITIONS,
     TRAIT,
+    SET_ASIDE,
     USED_TO,
     USES,
     USES_NEEDS_TOOL,
@@ -85,6 +86,23 @@ class _ToolParse:
         starts = self._starts.get(tool_id)
         return bool(starts) and dependency_reader.used_by_other(
             self._text, starts[-1], self._ends[starts[-1]], self._tools)
+
+
+# A sentence whose subject is "it": "It's written in Go", "It is for Northwind Traders", "It's been my baby".
+IT_SUBJECT = re.compile(r"(\s*)it(?:(?P<has>'s(?=\s+(?:been|got|gotten)\b))|(?P<is>'s))?\b", re.IGNORECASE)
+
+
+def _project_subject(text: str, project: Node | None) -> str | None:
+    """The sentence with its subject "it" spelled as the project this turn named last ("I'm working on the
+    checkout service. It's written in Go." → "The checkout service is written in Go."); None when it
+    does not open with "it" or the turn named no project. Only projects: after a tool, "it" is as often
+    the situation ("I use Redis. It's been a long week") and is read as an object only."""
+    match = IT_SUBJECT.match(text) if project is not None else None
+    if project is None or match is None:
+        return None
+    name = project.name if project.name.lower().startswith("the ") else f"the {project.name}"
+    verb = " has" if match.group("has") else " is" if match.group("is") else ""
+    return match.group(1) + name[0].upper() + name[1:] + verb + text[match.end():]
 
 
 def _nuance(text: str) -> str:
@@ -151,10 +169,17 @@ class OfflineTripleExtractor:
                 agent_texts.append(" ".join(turn.text.split()).lower())
             antecedent: Node | None = None  # what "it" refers to: the last thing this turn named
             left: list[tuple[str, str, str, int]] = []  # tools this turn says the speaker left, in a firm sentence
+            project: Node | None = None  # what a subject "it" refers to: the last project this turn named
             for text in split_sentences(turn.text or ""):
-                sentence = SummarySentence(text, known)
+                resolved = _project_subject(text, project)
+                sentence = SummarySentence(resolved or text, known)
                 triples = self._sentence_triples(sentence, antecedent)
+                if resolved is not None:  # the antecedent is a guess: its facts are written lower
+                    triples = [t.model_copy(update={"confidence": round(max(t.confidence - PRONOUN_PENALTY, 0.0), 3)})
+                               for t in triples]
                 antecedent = self._antecedent(sentence, triples) or antecedent
+                project = next((Node(n.id, n.label, n.name) for t in reversed(triples) for n in (t.object, t.subject)
+                                if n.label == "Projects"), project)
                 for triple in triples:
                     if from_agent and USER.id in (triple.subject.id, triple.object.id):
                         continue
@@ -231,6 +256,8 @@ class OfflineTripleExtractor:
                 subject, third, subject_end = s.subject_before(match.start())
                 if subject is None or s.negated(subject_end, match.start()):
                     continue
+                if SET_ASIDE.search(s.text, max(0, match.start() - 16), match.start()):
+                    continue  # "instead of learning Rust, I use Go": no interest in Rust
                 if relation == "USES" and USED_TO.search(s.text, subject_end, match.start()):
                     continue  # "I used to use Jenkins": a past use, read by the clause reader's change rules
                 tool_only = needs_tool is not None and bool(needs_tool.match(match.group(0)))

@@ -126,6 +126,7 @@ TRAIT = _rx(
     + r")\b(?!\s+(?:about|to|how|whether|if|why|what)\b)"
 )
 USED_TO = ignorecase(r"\bused\s+to\b")  # "I used to use Jenkins": a past use, for the change rules
+SET_ASIDE = ignorecase(r"\b(?:instead\s+of|rather\s+than)\s+$")  # right before a trigger: not the speaker's
 USES = _rx(  # "I could use some help" is a need, not a use
     r"\b(?<!could\s)(?<!would\s)(?<!can\s)(?<!might\s)(?:use|uses|using|used(?!\s+to\b)|utili[sz]e|utili[sz]es|utili[sz]ing|rel(?:y|ies|ying)\s+on|"
     r"built\s+(?:with|on|in)|build(?:s|ing)?\s+with|written\s+in|writ(?:e|es|ing)\s+(?:it\s+)?in|"

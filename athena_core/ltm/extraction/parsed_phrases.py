@@ -163,7 +163,11 @@ def _negated(verb: Any) -> bool:
 
 
 def _blocked(verb: Any, relation: str) -> bool:
-    """A condition, a struggle that is over, or (struggles) a modal: no statement of now."""
+    """A condition, a struggle that is over, a thing set aside ("instead of learning X"), or (struggles) a
+    modal: no statement of now."""
+    if verb.dep_ == "pcomp" and verb.head.lower_ in ("of", "than") and any(
+            c.lower_ in ("instead", "rather") for c in verb.head.children):
+        return True
     for node in (verb, *list(verb.ancestors)[:3]):
         for child in node.children:
             if child.dep_ == "mark" and child.lower_ in CONDITIONS:
