@@ -4,7 +4,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 
 class ChainStatus(StrEnum):
@@ -77,16 +77,16 @@ class Chain(BaseModel):
     # When memory last consolidated the chain: its formation or latest merge. The heat clock (S5) runs
     # from the later of this and the last access. Documents written before the field existed default to
     # `updated_at`, which only formation and merges ever set.
-    consolidated_at: datetime
+    consolidated_at: datetime = Field(default=None, validate_default=True)
 
-    @model_validator(mode="before")
+    @field_validator("consolidated_at", mode="before")
     @classmethod
-    def _consolidated_defaults_to_updated(cls, data: object) -> object:
-        if isinstance(data, dict) and data.get("consolidated_at") is None:
-            fallback = data.get("updated_at") or data.get("created_at")
-            if fallback is not None:
-                data = {**data, "consolidated_at": fallback}
-        return data
+    def _consolidated_defaults_to_updated(cls, value: object, info: ValidationInfo) -> object:
+        """A field validator, not a "before" model validator: that made pydantic decode every stored
+        document into Python objects first (48 µs a chain, not 30; a search at 100k chains loads ~270)."""
+        if value is None:
+            return info.data.get("updated_at") or info.data.get("created_at")
+        return value
 
     @property
     def search_text(self) -> str:

@@ -207,6 +207,38 @@ def test_an_index_of_the_layout_before_is_moved_on_open_and_searches_alike(tmp_p
     SqliteLexical(path).close()  # a second open finds nothing left to move
 
 
+def test_an_index_with_per_row_token_counts_is_indexed_again_on_open(tmp_path) -> None:
+    """The layout before this one (`lexical_scoped_fts`, FTS5's default columnsize) is rebuilt from
+    `lexical_docs` into the table without token counts; searches and deletes work as before."""
+    import sqlite3
+
+    from athena_core.stores.lexical.sqlite_lexical import SIZED_TABLE, _indexed
+
+    path = tmp_path / "sized.sqlite3"
+    index = SqliteLexical(path)
+    scope, other = _scope(), _scope()
+    index.upsert(scope, DOCS)
+    index.upsert(other, [LexicalDoc("x1", "event", "Ottoline")])
+    index.close()
+    conn = sqlite3.connect(path)  # turn the file into the layout before: the same rows, the sized table
+    conn.execute("DROP TABLE lexical_terms_fts")
+    conn.execute(f"CREATE VIRTUAL TABLE {SIZED_TABLE} USING fts5(body, content = '', tokenize = 'porter unicode61')")
+    rows = conn.execute("SELECT id, body, tenant_id, user_id, kind FROM lexical_docs").fetchall()
+    conn.executemany(f"INSERT INTO {SIZED_TABLE} (rowid, body) VALUES (?, ?)", map(_indexed, rows))
+    conn.commit()
+    conn.close()
+
+    index = SqliteLexical(path)
+    tables = {r[0] for r in index._conn().execute("SELECT name FROM sqlite_master")}
+    assert SIZED_TABLE not in tables and "lexical_terms_fts" in tables
+    assert index.search(scope, search_terms("What did Ottoline want?"), "event", 10) == ["e1"]
+    assert index.search(other, search_terms("Ottoline"), "event", 10) == ["x1"]
+    assert index.delete(scope, "event", ["e1"]) == 1
+    assert index.search(scope, search_terms("Ottoline"), "event", 10) == []
+    index._conn().execute("INSERT INTO lexical_terms_fts (lexical_terms_fts) VALUES ('integrity-check')")
+    SqliteLexical(path).close()  # a second open finds nothing left to move
+
+
 def test_a_word_that_spells_another_scopes_prefix_finds_nothing_of_that_scope(tmp_path) -> None:
     """Words are stored glued to their scope's prefix: a tenant that writes (or asks for) another scope's
     prefix followed by a word still reads only its own docs."""
@@ -252,10 +284,10 @@ def test_replaced_and_deleted_texts_leave_no_postings_behind(tmp_path) -> None:
     conn = index._conn()
 
     def postings(word: str) -> int:
-        return conn.execute("SELECT count(*) FROM lexical_scoped_fts WHERE lexical_scoped_fts MATCH ?",
+        return conn.execute("SELECT count(*) FROM lexical_terms_fts WHERE lexical_terms_fts MATCH ?",
                             (f'"{prefix}{word}"',)).fetchone()[0]
 
     assert postings("zeppelin") == 2 and postings("kayak") == 2 and postings("trip") == 3
-    conn.execute("INSERT INTO lexical_scoped_fts (lexical_scoped_fts) VALUES ('integrity-check')")
+    conn.execute("INSERT INTO lexical_terms_fts (lexical_terms_fts) VALUES ('integrity-check')")
     index.delete_user(scope)
     assert postings("zeppelin") == 0 and postings("kayak") == 0 and postings("trip") == 0

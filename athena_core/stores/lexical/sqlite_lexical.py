@@ -9,6 +9,15 @@ their text, so upserts replace, purges delete by scope, and every result row is 
 it was asked for. The FTS5 table is contentless (it holds the index only): a text is stored once, in the
 plain table, and an FTS5 row is deleted by giving it the prefixed text again (FTS5's 'delete' command).
 
+Why no per-row token counts (`columnsize = 0`): BM25's length normalisation needs each row's length,
+which FTS5 reads from its `docsize` table, one B-tree lookup per matching row. That lookup was about 70 %
+of a search's BM25 scoring: top 200 of 200k event docs took 10.3 ms with it and 2.9 ms without
+(docs/retrieval.md, "eighth round"). Without them FTS5 gives every row the same length, so BM25 keeps its
+idf and its term-frequency saturation and drops the length normalisation. That is put back on the best
+rows only (`length_normalised`: three times the asked number, their text lengths read in the join that
+checks their scope), so short turns that match as well as long ones still rank first. Files of the
+layout before are indexed again on open.
+
 Why prefixes and not a scope column ANDed into every query (the layout before, migrated on open): BM25
 was computed for every matching row over every phrase of the query, the scope phrase too, whose postings
 hold all the user's docs. At 200k docs a user's event search took 19 ms with it and 7 ms without
@@ -21,8 +30,9 @@ import hashlib
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from athena_core.models.scope import UserScope
 from athena_core.stores.lexical.port import LexicalDoc, plain_terms
@@ -35,10 +45,13 @@ CREATE TABLE IF NOT EXISTS lexical_docs (
     body TEXT NOT NULL DEFAULT '',
     UNIQUE (tenant_id, user_id, kind, doc_id)
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS lexical_scoped_fts USING fts5(body, content = '', tokenize = 'porter unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS lexical_terms_fts USING fts5(body, content = '', columnsize = 0,
+                                                           tokenize = 'porter unicode61');
 """
-# The layout before (texts in the FTS5 table, a scope column ANDed into each query): moved on open.
+# The layouts before, moved on open: texts in the FTS5 table with a scope column ANDed into each query;
+# then scope-prefixed words with FTS5's per-row token counts (`columnsize`, see the module docstring).
 OLD_TABLE = "lexical_fts"
+SIZED_TABLE = "lexical_scoped_fts"
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +95,37 @@ def _scoped_phrase(prefix: str, term: str) -> str | None:
     return _phrase(words) if words else None
 
 
+# BM25's length normalisation, put back on the best `LENGTH_POOL` × limit rows (module docstring).
+BM25_K1, BM25_B = 1.2, 0.75  # FTS5's own constants
+LENGTH_POOL = 3
+
+
+def length_normalised(rows: Sequence[tuple[str, float, int]]) -> list[str]:
+    """Doc ids best first, from (doc_id, BM25 score without length normalisation, text length in
+    characters), best score first. Each score is divided by BM25's length term `1 + k1·(1 − b + b·D/avgdl)`, D the text's
+    length and avgdl the rows' mean: exact for words found once in a doc (the common case in chat turns),
+    with lengths relative to the best matches rather than to the whole index."""
+    if not rows:
+        return []
+    mean = sum(max(length, 1) for _, _, length in rows) / len(rows)
+
+    def score(row: tuple[str, float, int]) -> float:
+        return row[1] / (1.0 + BM25_K1 * (1.0 - BM25_B + BM25_B * max(row[2], 1) / mean))
+    return [row[0] for row in sorted(rows, key=lambda row: -score(row))]  # stable: ties keep BM25's order
+
+
+def _has_table(conn: Any, name: str) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
+
+
+def _copy_unprefixed_texts(conn: Any) -> None:
+    """The oldest layout kept its texts in the FTS5 table: copied into `lexical_docs` first."""
+    if "body" not in {r[1] for r in conn.execute("PRAGMA table_info(lexical_docs)")}:
+        conn.execute("ALTER TABLE lexical_docs ADD COLUMN body TEXT NOT NULL DEFAULT ''")
+    conn.execute(f"UPDATE lexical_docs SET body = (SELECT f.body FROM {OLD_TABLE} f WHERE f.rowid = lexical_docs.id)"
+                 f" WHERE id IN (SELECT rowid FROM {OLD_TABLE})")
+
+
 class SqliteLexical(SqliteAdapter):
     """Implements `LexicalIndex` with FTS5 (multi-process safe like every SQLite adapter here)."""
 
@@ -97,28 +141,31 @@ class SqliteLexical(SqliteAdapter):
         self._migrate()
 
     def _migrate(self) -> None:
-        """Move the texts of the layout before into `lexical_docs` and index them prefixed, once."""
-        conn = self._conn()
-        if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (OLD_TABLE,)).fetchone():
+        """Move the layouts before to this one, once: the oldest's texts into `lexical_docs`, then every
+        row indexed in this layout's table (prefixed words, no per-row token counts)."""
+        self._reindex_from(OLD_TABLE, _copy_unprefixed_texts, "moved to the scope-prefixed layout")
+        self._reindex_from(SIZED_TABLE, None, "indexed again without per-row token counts")
+
+    def _reindex_from(self, table: str, before: Callable[[Any], None] | None, what: str) -> None:
+        """If the file holds `table`: index every `lexical_docs` row in `lexical_terms_fts`, drop `table`."""
+        if not _has_table(self._conn(), table):
             return
         with self._write() as conn:
-            if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (OLD_TABLE,)).fetchone():
+            if not _has_table(conn, table):
                 return  # another process moved them meanwhile
-            if "body" not in {r[1] for r in conn.execute("PRAGMA table_info(lexical_docs)")}:
-                conn.execute("ALTER TABLE lexical_docs ADD COLUMN body TEXT NOT NULL DEFAULT ''")
-            conn.execute(f"UPDATE lexical_docs SET body = (SELECT f.body FROM {OLD_TABLE} f WHERE f.rowid = lexical_docs.id)"
-                         f" WHERE id IN (SELECT rowid FROM {OLD_TABLE})")
+            if before is not None:
+                before(conn)
             rows = conn.execute("SELECT id, body, tenant_id, user_id, kind FROM lexical_docs").fetchall()
-            conn.executemany("INSERT INTO lexical_scoped_fts (rowid, body) VALUES (?, ?)", map(_indexed, rows))
-            conn.execute(f"DROP TABLE {OLD_TABLE}")
-        log.info("lexical index: %d docs moved to the scope-prefixed layout", len(rows))
+            conn.executemany("INSERT INTO lexical_terms_fts (rowid, body) VALUES (?, ?)", map(_indexed, rows))
+            conn.execute(f"DROP TABLE {table}")
+        log.info("lexical index: %d docs %s", len(rows), what)
 
     @staticmethod
     def _unindex(conn, rows: list) -> None:
         """Remove rows (id, body, tenant, user, kind) from the contentless index: FTS5 must be given the
         very text it indexed to find its terms."""
         conn.executemany(
-            "INSERT INTO lexical_scoped_fts (lexical_scoped_fts, rowid, body) VALUES ('delete', ?, ?)",
+            "INSERT INTO lexical_terms_fts (lexical_terms_fts, rowid, body) VALUES ('delete', ?, ?)",
             map(_indexed, rows))
 
     def upsert(self, scope: UserScope, docs: list[LexicalDoc]) -> None:
@@ -143,7 +190,7 @@ class SqliteLexical(SqliteAdapter):
                         "RETURNING id", (scope.tenant_id, scope.user_id, doc.kind, doc.doc_id, doc.body),
                     ).fetchone()[0]
                 prefix = scope_prefix(scope.tenant_id, scope.user_id, doc.kind)
-                conn.execute("INSERT INTO lexical_scoped_fts (rowid, body) VALUES (?, ?)",
+                conn.execute("INSERT INTO lexical_terms_fts (rowid, body) VALUES (?, ?)",
                              (rowid, scoped_text(prefix, doc.body)))
 
     def _delete_rows(self, conn, where: str, params: tuple) -> int:
@@ -173,7 +220,7 @@ class SqliteLexical(SqliteAdapter):
         index segments until they are merged. `optimize` merges every segment into one without them; then
         the file is scrubbed like every SQLite file (VACUUM, WAL truncated)."""
         with self._write() as conn:
-            conn.execute("INSERT INTO lexical_scoped_fts (lexical_scoped_fts) VALUES ('optimize')")
+            conn.execute("INSERT INTO lexical_terms_fts (lexical_terms_fts) VALUES ('optimize')")
         return "optimized, " + super().scrub(vacuum=vacuum, wait_s=wait_s)
 
     def _document_frequency(self, conn, prefix: str, phrase: str) -> int:
@@ -184,7 +231,7 @@ class SqliteLexical(SqliteAdapter):
         if cached is not None and now - cached[1] < self.df_cache_s:
             return cached[0]
         count = conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM lexical_scoped_fts WHERE lexical_scoped_fts MATCH ? LIMIT ?)",
+            "SELECT count(*) FROM (SELECT 1 FROM lexical_terms_fts WHERE lexical_terms_fts MATCH ? LIMIT ?)",
             (phrase, self.max_df + 1),
         ).fetchone()[0]
         if len(self._df) >= DF_CACHE_ENTRIES:
@@ -212,15 +259,15 @@ class SqliteLexical(SqliteAdapter):
         if not phrases:
             return []
         phrases = self._informative(conn, prefix, phrases)
-        # rank first, join after: the inner query touches only the FTS index; the join reads `limit` rows
+        # rank first, join after: the inner query touches only the FTS5 index; the join reads `limit` rows
         # and keeps only the scope's own (a wall, should two scopes' prefixes ever collide)
         rows = conn.execute(
-            "SELECT d.doc_id FROM (SELECT rowid AS id, bm25(lexical_scoped_fts) AS score FROM lexical_scoped_fts "
-            "WHERE lexical_scoped_fts MATCH ? ORDER BY score LIMIT ?) AS best JOIN lexical_docs d ON d.id = best.id "
-            "WHERE d.tenant_id = ? AND d.user_id = ? AND d.kind = ? ORDER BY best.score",
-            (" OR ".join(phrases), limit, scope.tenant_id, scope.user_id, kind),
+            "SELECT d.doc_id, -best.score, length(d.body) FROM (SELECT rowid AS id, bm25(lexical_terms_fts) AS score "
+            "FROM lexical_terms_fts WHERE lexical_terms_fts MATCH ? ORDER BY score LIMIT ?) AS best "
+            "JOIN lexical_docs d ON d.id = best.id WHERE d.tenant_id = ? AND d.user_id = ? AND d.kind = ? "
+            "ORDER BY best.score", (" OR ".join(phrases), limit * LENGTH_POOL, scope.tenant_id, scope.user_id, kind),
         ).fetchall()
-        return [r[0] for r in rows]
+        return length_normalised(rows)[:limit]
 
     def count(self, scope: UserScope) -> int:
         row = self._conn().execute("SELECT COUNT(*) FROM lexical_docs WHERE tenant_id = ? AND user_id = ?",
