@@ -85,6 +85,18 @@ def test_what_instead_of_sets_aside_is_not_the_speakers() -> None:
     assert not [t for t in found if t[2] == "kafka"]
 
 
+def test_an_option_a_choice_set_aside_was_never_the_speakers_but_a_plain_instead_of_is_a_change() -> None:
+    """Seen in `make demo`: "I decided we will use pgx directly instead of an ORM" gave "uses ORM [earlier]"."""
+    for text, chosen, other in (("I decided we will use pgx directly instead of an ORM.", "pgx", "orm"),
+                                ("We went with Postgres rather than MongoDB.", "postgresql", "mongodb"),
+                                ("I'll use Zed instead of VS Code for the Go code.", "zed", "vs_code")):
+        found = triples(facts_of(text))
+        assert ("user", "USES", chosen) in found, text
+        assert ("user", "USES", other) not in found, text
+    left = [f for f in facts_of("I use Zed instead of VS Code now.") if f.object_id == "vs_code"]
+    assert left and left[0].relation == "USES" and left[0].context_nuance.startswith("previously")
+
+
 def test_pronoun_objects_are_written_lower_than_named_ones() -> None:
     named = {f.object_id: f.confidence for f in facts_of("I picked up Terraform recently.")}
     via_it = [f for f in facts_of("Terraform is new to me. I use it all day.") if f.object_id == "terraform"
