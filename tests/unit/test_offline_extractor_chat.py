@@ -97,6 +97,23 @@ def test_an_option_a_choice_set_aside_was_never_the_speakers_but_a_plain_instead
     assert left and left[0].relation == "USES" and left[0].context_nuance.startswith("previously")
 
 
+def test_how_x_works_is_an_interest_in_x() -> None:
+    """Seen on `make run`: "I'd love to understand how CRDTs work" gave an interest in "CRDTs work"."""
+    assert ("user", "EXPRESSED_INTEREST", "crdts") in triples(facts_of("I'd love to understand how CRDTs work."))
+    assert ("user", "STRUGGLES_WITH", "borrow_checker") in \
+        triples(facts_of("I keep struggling with how the borrow checker works."))
+    assert ("user", "EXPRESSED_INTEREST", "crdts_work") not in triples(facts_of("I'd love to understand how CRDTs work."))
+
+
+def test_an_it_after_a_comma_is_the_project_the_clause_before_named() -> None:
+    """Seen on `make run`: "…digging into the inventory sync service again, it's the project I spend most of
+    my week on" gave no WORKS_ON: the comma splice is read as two sentences, "it" as the project."""
+    found = triples(facts_of("Today I'm digging into the inventory sync service again, "
+                             "it's the project I spend most of my week on."))
+    assert ("user", "WORKS_ON", "inventory_sync_service") in found
+    assert ("user", "USES", "redis") in triples(facts_of("I use Redis, it's fast."))  # after a tool: unchanged
+
+
 def test_pronoun_objects_are_written_lower_than_named_ones() -> None:
     named = {f.object_id: f.confidence for f in facts_of("I picked up Terraform recently.")}
     via_it = [f for f in facts_of("Terraform is new to me. I use it all day.") if f.object_id == "terraform"

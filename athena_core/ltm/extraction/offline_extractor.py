@@ -92,6 +92,15 @@ class _ToolParse:
 IT_SUBJECT = re.compile(r"(\s*)it(?:(?P<has>'s(?=\s+(?:been|got|gotten)\b))|(?P<is>'s))?\b", re.IGNORECASE)
 
 
+# "I'm digging into the inventory sync service again, it's the project I spend most of my week on": a comma
+# splice whose second clause opens with "it" is read as two sentences, so "it" can be the project just named.
+COMMA_SPLICE = re.compile(r",\s+(?=it(?:'s|\s+is|\s+was|\s+has)\s)", re.IGNORECASE)
+
+
+def _clauses_of(sentence: str) -> list[str]:
+    return [part for part in COMMA_SPLICE.split(sentence) if part.strip()]
+
+
 def _project_subject(text: str, project: Node | None) -> str | None:
     """The sentence with its subject "it" spelled as the project this turn named last ("I'm working on the
     checkout service. It's written in Go." → "The checkout service is written in Go."); None when it
@@ -170,7 +179,7 @@ class OfflineTripleExtractor:
             antecedent: Node | None = None  # what "it" refers to: the last thing this turn named
             left: list[tuple[str, str, str, int]] = []  # tools this turn says the speaker left, in a firm sentence
             project: Node | None = None  # what a subject "it" refers to: the last project this turn named
-            for text in split_sentences(turn.text or ""):
+            for text in (part for sentence in split_sentences(turn.text or "") for part in _clauses_of(sentence)):
                 resolved = _project_subject(text, project)
                 sentence = SummarySentence(resolved or text, known)
                 triples = self._sentence_triples(sentence, antecedent)

@@ -40,6 +40,7 @@ class Node:
 
 USER = Node(USER_NODE_ID, USER_LABEL, USER_NODE_ID)
 PHRASE_RELATIONS = frozenset({"STRUGGLES_WITH", "EXPRESSED_INTEREST"})  # objects that are topics, not products
+HOW_VERBS = frozenset({"work", "works", "worked", "function", "functions", "operate", "operates", "behave", "behaves"})
 TAIL_PREPOSITIONS = frozenset({"in", "of", "on", "around"})
 TAIL_DETERMINERS = frozenset({"the", "our", "my"})
 TAIL_NOT_TOPICS = frozenset("""morning mornings evening evenings afternoon night day days week weekend end moment
@@ -232,9 +233,19 @@ class SummarySentence:
             return item
         return item + tail
 
+    def _without_how_verb(self, item: list[Token], relation: str) -> list[Token]:
+        """"understand how CRDTs work": the topic is CRDTs, not "CRDTs work" (seen on `make run`)."""
+        if relation not in PHRASE_RELATIONS or len(item) < 2 or item[-1].lower not in HOW_VERBS:
+            return item
+        i = self.toks.index(item[0]) - 1
+        while i > 0 and self.toks[i].lower in ("the", "a", "an", "my", "our", "your", "their"):
+            i -= 1
+        return item[:-1] if i >= 0 and self.toks[i].lower == "how" else item
+
     def object_node(self, item: list[Token], relation: str) -> Node:
         """Label an object: gazetteer → Tools; "... service/app/repo" → Projects; a client → Identities;
         WORKS_ON → Projects; a named or code-like thing one USES → Tools; otherwise Concepts."""
+        item = self._without_how_verb(item, relation)
         hits = [self.gaz[t.start] for t in item if t.start in self.gaz]
         if hits and len(item) > 1 and relation in PHRASE_RELATIONS and item[-1].start not in self.gaz:
             hits = []  # "Kafka consumer rebalancing" is a problem about Kafka, not Kafka itself
