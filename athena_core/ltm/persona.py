@@ -69,6 +69,9 @@ def is_replaced(fact: Fact, mark: TimelineMark | None) -> bool:
 def persona_lines(facts: list[Fact], marks: dict[str, TimelineMark], limit: int) -> list[str]:
     """The user's strongest current facts, one sentence each, at most `limit`, no sentence twice."""
     own = [f for f in facts if f.subject.id == USER_NODE_ID and not is_replaced(f, marks.get(f.edge_id))]
+    worked_on = {f.object.id for f in own if f.relation == "WORKS_ON"}
+    # "digging into the inventory sync service" reads as an interest; one who works on it says more
+    own = [f for f in own if not (f.relation == "EXPRESSED_INTEREST" and f.object.id in worked_on)]
     current = {f.edge_id: (m := marks.get(f.edge_id)) is None or m.is_current for f in own}
     own.sort(key=lambda f: (-f.weight, -f.confidence, not current[f.edge_id], f.edge_id))
     lines = list(dict.fromkeys(persona_sentence(f) for f in own))

@@ -7,11 +7,16 @@ the other values of each (subject, relation) found) and ``lexical`` (the facts w
 kind of tool their object is, shares query words, most shared first). Both count at
 `search_weight_graph`. For a (subject, relation) that changed over time, every value it had joins, each
 marked current or initial, and a "currently" / "first" cue in the query puts the value it asks for ahead
-of the others in both lists.
+of the others in both lists (for "first" / "used to", a value its evidence calls replaced counts as an
+early one as well: "which CI did we use at first?" asks for Jenkins, left for GitHub Actions, though the
+relation's first value is Flutter).
 """
 from __future__ import annotations
 
-from athena_core.ltm.fact_timeline import Order, order_by_cue
+from dataclasses import replace
+
+from athena_core.ltm.fact_timeline import Order, order_by_cue, timeline_key
+from athena_core.ltm.persona import is_replaced
 from athena_core.ltm.retrieval import FactRetriever, statement
 from athena_core.models.ontology import Fact
 from athena_core.models.scope import UserScope
@@ -40,9 +45,22 @@ def searchable_text(fact: Fact) -> str:
     return " ".join([statement(fact), *kind_words(fact.object.name)])
 
 
-def term_ranking(facts: list[Fact], terms: list[str]) -> list[Fact]:
-    """The facts whose text shares a query word, most shared first (stable: S6.4 order breaks ties)."""
+def stated_together(a: Fact, b: Fact) -> bool:
+    """Two values of one (subject, relation) whose evidence names both ("I switched from Emacs to Helix")."""
+    return timeline_key(a) == timeline_key(b) and a.object.name.lower() in b.context_nuance.lower() \
+        and b.object.name.lower() in a.context_nuance.lower()
+
+
+def term_ranking(facts: list[Fact], terms: list[str], *, with_successors: bool = False) -> list[Fact]:
+    """The facts whose text shares a query word, most shared first (stable: S6.4 order breaks ties).
+    `with_successors` (a query asking for a value by time): a value stated together with a matching one
+    of its (subject, relation) shares its overlap, so the value the cue asks for can lead. Seen on
+    `make run`: in "which editor do I use now?", "editor" matched the old Emacs (a known editor), and the
+    current Helix, switched to in the same sentence, was not in the list at all."""
     overlap = {f.edge_id: shared_terms(searchable_text(f), terms) for f in facts}
+    if with_successors:
+        overlap = {f.edge_id: max([overlap[f.edge_id]] + [overlap[g.edge_id] for g in facts if stated_together(f, g)])
+                   for f in facts}
     return sorted((f for f in facts if overlap[f.edge_id] > 0), key=lambda f: -overlap[f.edge_id])
 
 
@@ -59,8 +77,10 @@ def fact_candidates(facts: FactRetriever, scope: UserScope, query: str, chain_en
     history = facts.history(scope, found)  # `found` first, then the other values of their relations
     marks = facts.timeline(history)
     by_id = {f.edge_id: f for f in history}
-    rankings = {name: [f.edge_id for f in order_by_cue(ranking, marks, lambda f: f.edge_id, order)]
-                for name, ranking in (("graph", history), ("lexical", term_ranking(history, terms)))}
+    cue_marks = {**marks, **{f.edge_id: replace(marks[f.edge_id], is_initial=True) for f in history
+                             if is_replaced(f, marks.get(f.edge_id))}}  # "used to", "at first": a past value too
+    rankings = {name: [f.edge_id for f in order_by_cue(ranking, cue_marks, lambda f: f.edge_id, order)]
+                for name, ranking in (("graph", history), ("lexical", term_ranking(history, terms, with_successors=order is not None)))}
     out = []
     for fused in reciprocal_rank_fusion(rankings, {"graph": weight, "lexical": weight}, rrf_k):
         fact, mark = by_id[fused.key], marks.get(fused.key)

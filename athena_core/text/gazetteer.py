@@ -28,6 +28,8 @@ GAZETTEER: dict[str, str] = {
     "neovim": "Neovim", "nvim": "Neovim", "emacs": "Emacs", "zed": "Zed", "figma": "Figma", "notion": "Notion",
     "obsidian": "Obsidian", "postman": "Postman", "flutter": "Flutter", "svelte": "Svelte", "bun": "Bun",
     "deno": "Deno", "elixir": "Elixir", "tailwind": "Tailwind", "redpanda": "Redpanda",
+    "helix": "Helix", "intellij": "IntelliJ", "pycharm": "PyCharm", "xcode": "Xcode", "tokio": "Tokio",
+    "circleci": "CircleCI", "dart": "Dart", "riverpod": "Riverpod",
 }
 
 # Gazetteer words that are also everyday English ("go home", "rust on the bike", "react to").
@@ -35,7 +37,7 @@ GAZETTEER: dict[str, str] = {
 AMBIGUOUS_TERMS: frozenset[str] = frozenset(
     {"go", "rust", "ruby", "swift", "react", "flask", "celery", "spark", "rails", "helm", "snowflake",
      "pandas", "jenkins", "cassandra", "prometheus", "vue", "angular", "mongo", "notion", "obsidian",
-     "postman", "flutter", "svelte", "bun", "elixir", "tailwind", "zed"}
+     "postman", "flutter", "svelte", "bun", "elixir", "tailwind", "zed", "helix", "dart"}
 )
 TECH_CUES: frozenset[str] = frozenset(
     """service services microservice microservices code binary binaries module modules app apps lang

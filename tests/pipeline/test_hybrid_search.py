@@ -145,6 +145,38 @@ def test_a_fact_that_changed_returns_its_initial_and_current_value_with_dates(
     assert all(e["valid_at"] and e["first_valid_at"] for e in edges)
 
 
+def test_a_switch_answers_first_and_now_questions_about_its_own_kind(
+    worker_api: TestClient, worker_runtime: Runtime
+) -> None:
+    """Seen on `make run`: "which CI did we use at first?" ranked "initially: uses Flutter" (the first USES
+    value of all) above Jenkins, which the user left for GitHub Actions; "which editor do I use now?"
+    ranked the old editor above the new one, whose kind the tool list did not know."""
+    session_id, scope = _session(worker_api)
+    said = "I moved from Jenkins to GitHub Actions for our CI"
+
+    def uses(tool: str, at: datetime, nuance: str) -> FactObservation:
+        return FactObservation(subject_id="user", subject_label="Identities", subject_name="user", relation="USES",
+                               object_id=tool.lower().replace(" ", "_"), object_label="Tools", object_name=tool,
+                               confidence=0.8, context_nuance=nuance, heat_score=0.5, valid_at=at,
+                               evidence_id=f"chn_{tool}:{at.isoformat()}")
+
+    march, april = datetime(2023, 3, 1, tzinfo=timezone.utc), datetime(2023, 4, 12, tzinfo=timezone.utc)
+    worker_runtime.graph.upsert_facts(scope.user_scope, [uses("Flutter", march, "I am building an app in Flutter")],
+                                      march)
+    worker_runtime.graph.upsert_facts(scope.user_scope, [
+        uses("Jenkins", april - timedelta(seconds=1), f"previously, switched to GitHub Actions: {said}"),
+        uses("GitHub Actions", april, f"switched from Jenkins: {said}")], april)
+
+    def facts_for(query: str) -> list[str]:
+        results = worker_api.post(f"/api/v1/sessions/{session_id}/context/search", json={"query": query}).json()
+        return [r["content"] for r in results if r["source_type"] == "fact"]
+
+    first = facts_for("Which CI did we use at first?")
+    assert "Jenkins" in first[0], first
+    now = facts_for("Which CI do we use now?")
+    assert "GitHub Actions" in now[0] and "currently" in now[0], now
+
+
 def test_search_validation_names_the_field(worker_api: TestClient) -> None:
     session_id, _ = _session(worker_api)
     url = f"/api/v1/sessions/{session_id}/context/search"

@@ -139,3 +139,14 @@ def test_the_persona_lists_the_strongest_current_facts_and_leaves_out_a_replaced
     assert "Uses Zed." in persona_lines(newer, mark_timeline(newer), limit=10)
     assert lines == ["Uses Go.", "Struggles with pgxpool settings.", "Uses pgx.", "Uses Zed."]
     assert persona_lines(facts, mark_timeline(facts), limit=2) == lines[:2]
+
+
+def test_the_persona_says_works_on_not_also_is_interested_in_the_same_project() -> None:
+    """Seen on `make run`: "Works on the inventory sync service." and "Is interested in inventory sync service."."""
+    facts = [fact("e1", "inventory_sync_service", at(1), at(1), relation="WORKS_ON", label="Projects",
+                  name="inventory sync service"),
+             fact("e2", "inventory_sync_service", at(1), at(1), relation="EXPRESSED_INTEREST", label="Projects",
+                  name="inventory sync service"),
+             fact("e3", "crdts", at(1), at(1), relation="EXPRESSED_INTEREST", label="Concepts", name="CRDTs")]
+    assert persona_lines(facts, mark_timeline(facts), limit=10) == \
+        ["Works on the inventory sync service.", "Is interested in CRDTs."]

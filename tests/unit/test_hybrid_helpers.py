@@ -95,3 +95,16 @@ def test_a_tool_fact_is_found_by_the_kind_of_tool_it_names() -> None:
     assert term_ranking(facts, search_terms("which editor")) and not term_ranking([portal], search_terms("editor"))
     assert searchable_text(zed) == "user uses Zed editor ide tool"
     assert searchable_text(portal) == "user works on onboarding portal"  # not a tool: its statement alone
+
+
+def test_a_time_cue_brings_the_value_a_matching_one_was_switched_to() -> None:
+    """"which editor do I use now?": Emacs is a known editor; Kakoune, which the tool kinds do not know,
+    was switched to in the same sentence and is the answer. A value only stated elsewhere is not lifted."""
+    emacs = fact("f1", "Emacs", at(1, 1), at(1, 1), relation="USES").model_copy(
+        update={"context_nuance": "previously, switched to Kakoune: I switched from Emacs to Kakoune"})
+    kakoune = fact("f2", "Kakoune", at(2, 1), at(2, 1), relation="USES").model_copy(
+        update={"context_nuance": "switched from Emacs: I switched from Emacs to Kakoune"})
+    postgres = fact("f3", "PostgreSQL", at(1, 1), at(3, 1), relation="USES")
+    terms = search_terms("which editor do I use now?")
+    assert [f.edge_id for f in term_ranking([emacs, kakoune, postgres], terms)] == ["f1"]
+    assert [f.edge_id for f in term_ranking([emacs, kakoune, postgres], terms, with_successors=True)] == ["f1", "f2"]

@@ -155,3 +155,11 @@ def test_the_demo_sample_yields_the_users_persona_and_a_change() -> None:
             ("user", "EXPRESSED_INTEREST", "spaced_repetition")} <= found
     switch = {f.object_id: f for f in facts if f.object_id in ("vs_code", "zed")}
     assert switch["vs_code"].valid_at < switch["zed"].valid_at  # initially VS Code, currently Zed
+
+
+def test_a_product_named_after_a_known_tool_is_named_whole() -> None:
+    """Seen on `make run`: "I moved from Jenkins to GitHub Actions" gave "uses GitHub"."""
+    found = triples(facts_of("Switching topics: I moved from Jenkins to GitHub Actions for our CI this spring."))
+    assert ("user", "USES", "github_actions") in found and ("user", "USES", "github") not in found
+    assert ("user", "USES", "react_native") in triples(facts_of("We use React Native for the mobile app."))
+    assert ("user", "USES", "github") in triples(facts_of("I use GitHub for everything."))

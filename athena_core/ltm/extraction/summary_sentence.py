@@ -242,6 +242,13 @@ class SummarySentence:
             i -= 1
         return item[:-1] if i >= 0 and self.toks[i].lower == "how" else item
 
+    def _product_line(self, item: list[Token]) -> bool:
+        """A known tool's name followed by capitalised words the gazetteer does not know, nothing else:
+        "GitHub Actions" is not GitHub (seen on `make run`: "moved from Jenkins to GitHub Actions")."""
+        return (len(item) in (2, 3) and item[0].start in self.gaz and
+                all(t.start not in self.gaz and t.text[:1].isupper() and t.lower not in PROJECT_WORDS
+                    for t in item[1:]))
+
     def object_node(self, item: list[Token], relation: str) -> Node:
         """Label an object: gazetteer → Tools; "... service/app/repo" → Projects; a client → Identities;
         WORKS_ON → Projects; a named or code-like thing one USES → Tools; otherwise Concepts."""
@@ -249,6 +256,8 @@ class SummarySentence:
         hits = [self.gaz[t.start] for t in item if t.start in self.gaz]
         if hits and len(item) > 1 and relation in PHRASE_RELATIONS and item[-1].start not in self.gaz:
             hits = []  # "Kafka consumer rebalancing" is a problem about Kafka, not Kafka itself
+        if hits and relation == "USES" and self._product_line(item):
+            hits = []  # "GitHub Actions", "React Native", "Docker Compose": a product of its own, named whole
         if hits and not (item[-1].lower in PROJECT_WORDS and len(item) > 1):
             return Node(snake_id(hits[0]), "Tools", hits[0])
         name = self.span_text(item)
