@@ -89,8 +89,10 @@ def render(context: dict) -> str:
         lines.append(f"  - [{page['started_at'][:10]}] {page['topic']}: {page['summary'][:160]}")
     lines.append(f"LTM facts ({len(context['facts'])}):")
     for fact in context["facts"][:10]:
+        # a value between the first and the newest is still held unless its evidence calls it a past one
         when = "" if fact.get("is_current", True) and fact.get("is_initial", True) else \
-            " [current]" if fact["is_current"] else " [initial]" if fact["is_initial"] else " [earlier]"
+            " [current]" if fact["is_current"] else " [initial]" if fact["is_initial"] else \
+            " [replaced]" if _PAST.search(fact.get("context_nuance") or "") else ""
         lines.append(f"  - {fact['statement']}{when} (weight {fact['weight']}, confidence {fact['confidence']:.2f})")
     lines.append("User persona:")
     for line in context["user_persona"]:

@@ -34,3 +34,19 @@ def test_a_switch_shows_the_first_the_replaced_and_the_current_value() -> None:
 def test_no_change_is_said_plainly() -> None:
     assert changed_fact([fact("go", "2026-11-02", "2026-11-02", initial=True, current=True)]) is None
     assert "no fact" in render_change(None)
+
+
+def test_the_demo_labels_only_the_first_the_newest_and_a_replaced_value() -> None:
+    """A value between the first and the newest (PostgreSQL beside Go and Zed) is still held: no label."""
+    from athena_devtools.demo import render
+
+    facts = [fact("go", "2026-11-02", "2026-11-02", initial=True, current=False),
+             fact("postgresql", "2026-11-02", "2026-11-03", initial=False, current=False, nuance="Yes, PostgreSQL stays."),
+             fact("vs_code", "2026-11-09", "2026-11-09", initial=False, current=False,
+                  nuance="previously, switched to Zed: I switched from VS Code to Zed"),
+             fact("zed", "2026-11-09", "2026-11-09", initial=False, current=True)]
+    for f in facts:
+        f.update(weight=1, confidence=0.8)
+    text = render({"stm_events": [], "stm_source": "redis", "relevant_pages": [], "facts": facts, "user_persona": []})
+    assert "sam uses go [initial]" in text and "sam uses zed [current]" in text
+    assert "sam uses vs_code [replaced]" in text and "sam uses postgresql (weight" in text
