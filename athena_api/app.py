@@ -18,6 +18,7 @@ from athena_api.session_cache import SessionCache
 from athena_api.write_admission import WriteAdmission
 from athena_api.routes import admin, analysis, context, events, health, sessions
 from athena_api.auth import Authenticator
+from athena_core.mtm.access_writer import AccessWriter
 from athena_core.usecases.group_commit import GroupCommitWriter
 from athena_core.usecases.ingest import Ingest
 from athena_core.observability.json_logs import configure_logging
@@ -51,6 +52,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         app.state.writer = GroupCommitWriter(app.state.ingest, max_group_events=settings.ingest_group_max_events,
                                              max_queued_events=settings.ingest_queue_max_events)
         app.state.writer.start()
+        app.state.access_writer = AccessWriter(rt.documents.touch_chains)  # reads record accesses beside them
         app.state.reader = None
         app.state.facts = None
         app.state.admission = TenantAdmission(
@@ -67,6 +69,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
             )
         yield
         app.state.writer.close()  # what is queued is written before the stores close
+        app.state.access_writer.close()
         if owned:
             rt.close()
 

@@ -43,7 +43,8 @@ def get_reader(request: Request) -> "MemoryReader":
     state = request.app.state
     if getattr(state, "reader", None) is None:
         rt: Runtime = state.runtime
-        state.reader = MemoryReader(rt.documents, rt.vectors, rt.embedder, rt.settings)
+        touch = state.access_writer.submit if rt.settings.search_access_in_background else None
+        state.reader = MemoryReader(rt.documents, rt.vectors, rt.embedder, rt.settings, touch=touch)
     return state.reader
 
 

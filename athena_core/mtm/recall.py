@@ -9,6 +9,7 @@ from datetime import datetime
 from pydantic import BaseModel
 
 from athena_core.observability import metrics
+from athena_core.mtm.access_writer import Touch
 from athena_core.mtm.heat import recall_on_access
 from athena_core.models.chains import Chain
 from athena_core.models.scope import UserScope
@@ -59,11 +60,16 @@ def matches_filter(metadata: dict[str, str], wanted: dict[str, str] | None) -> b
 
 
 class MemoryReader:
-    def __init__(self, documents: ChainStore, vectors: VectorIndex, embedder: Embedder, settings: Settings):
+    """`touch` records accesses: the store's `touch_chains` by default (in the read), the API passes an
+    `AccessWriter`'s `submit` (beside it, `access_writer.py`)."""
+
+    def __init__(self, documents: ChainStore, vectors: VectorIndex, embedder: Embedder, settings: Settings,
+                 touch: Touch | None = None):
         self.documents = documents
         self.vectors = vectors
         self.embedder = embedder
         self.settings = settings
+        self.touch = touch or documents.touch_chains
 
     def relevant_pages(self, scope: UserScope, query: str, pages: int, now: datetime,
                        rank: "ChainRanker") -> list[ChainPage]:
@@ -85,7 +91,7 @@ class MemoryReader:
                                                factor=self.settings.recall_factor))
             for c in chains
         ]
-        self.documents.touch_chains(scope, accesses)
+        self.touch(scope, accesses)
         metrics.CHAINS_ACCESSED.inc(len(accesses))
 
 

@@ -151,9 +151,10 @@ class Settings(BaseSettings):
     search_weight_graph: float = 1.0  # LTM facts sharing a word with the query (two lists: graph order, shared words)
     search_weight_time: float = 1.0  # time cues: window bonus, earliest/latest re-rank
     search_time_rerank: int = 20  # best candidates re-ranked by time for "first" / "currently"
-    search_candidates: int = 200  # per retriever
-    search_load_candidates: int = 150  # events (and chains) loaded per search, best first by their ranks; 0 = all
+    search_candidates: int = 100  # per retriever
+    search_load_candidates: int = 100  # events (and chains) loaded per search, best first by their ranks; 0 = all
     search_parallel: bool = True  # the query's embedding and vector scans beside the lexical search
+    search_access_in_background: bool = True  # recall on access (S5.2) written by a thread beside the read
     search_sentence_min_words: int = 20  # events this long also get a vector per sentence (0 = off)
     search_weight_sentence: float = 0.85  # a sentence's cosine counts this much toward its event's
     search_length_prior: float = 0.15  # score × tokens^prior: a longer turn holds more evidence

@@ -103,7 +103,8 @@ def test_three_topics_make_three_chains_and_a_return_merges(worker_api: TestClie
     assert results[0]["chain_id"] == merged["chain_id"]
     assert [r["score"] for r in results] == sorted((r["score"] for r in results), reverse=True)
     assert all(r["retrievers"] and r["time_span"]["start"] <= r["time_span"]["end"] for r in results)
-    # Returned chains are accessed (S5.2).
+    # Returned chains are accessed (S5.2), recorded beside the read (athena_core/mtm/access_writer.py).
+    assert worker_api.app.state.access_writer.flush()
     [accessed] = documents.get_chains(scope.user_scope, [merged["chain_id"]])
     assert accessed.last_accessed_at is not None
 
