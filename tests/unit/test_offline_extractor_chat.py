@@ -163,3 +163,13 @@ def test_a_product_named_after_a_known_tool_is_named_whole() -> None:
     assert ("user", "USES", "github_actions") in found and ("user", "USES", "github") not in found
     assert ("user", "USES", "react_native") in triples(facts_of("We use React Native for the mobile app."))
     assert ("user", "USES", "github") in triples(facts_of("I use GitHub for everything."))
+
+
+def test_an_ing_word_before_a_project_word_modifies_it() -> None:
+    """Seen on `make run`: "I'm responsible for keeping the billing API alive, it's written in Kotlin" gave no
+    Kotlin, and "The billing API is written in Kotlin" nothing: "billing" was read as a verb."""
+    assert ("billing_api", "USES", "kotlin") in triples(facts_of("The billing API is written in Kotlin."))
+    found = triples(facts_of("I'm responsible for keeping the billing API alive, it's written in Kotlin."))
+    assert ("billing_api", "USES", "kotlin") in found and ("user", "WORKS_ON", "billing_api") in found
+    rewriting = triples(facts_of("I'm rewriting the billing service in Go."))  # an object still: the speaker's
+    assert ("user", "WORKS_ON", "billing_service") in rewriting and ("billing_service", "USES", "go") not in rewriting

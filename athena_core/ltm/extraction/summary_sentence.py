@@ -125,7 +125,7 @@ class SummarySentence:
                 out.append(SubjectCandidate(tok.start, tok.end, USER, True))
             elif tok.lower in OTHER_PARTY_TOKENS:
                 out.append(SubjectCandidate(tok.start, tok.end, None))
-            elif self.in_object_position(i):
+            elif self.in_object_position(i) and not self._modified_project_word(i):
                 pass  # "rewriting it in Go", "built for Prescott Data": an object, not a subject
             elif tok.lower in PROJECT_WORDS and i > 0:
                 j = i
@@ -151,6 +151,14 @@ class SummarySentence:
                     continue
             i += 1
         return out
+
+    def _modified_project_word(self, i: int) -> bool:
+        """"the billing service": an -ing / -ed word between a determiner and a project word modifies it (it
+        is no verb taking the word as its object); whether the whole phrase is an object is decided at its
+        first word. Seen on `make run`: "The billing API is written in Kotlin" gave nothing."""
+        toks = self.toks
+        return (toks[i].lower in PROJECT_WORDS and i >= 2 and toks[i - 1].lower.endswith(("ing", "ed"))
+                and toks[i - 2].lower in DETERMINERS and not self.gap(i).strip() and not self.gap(i - 1).strip())
 
     def in_object_position(self, i: int) -> bool:
         """Token i follows a preposition or a verb (skipping determiners): an object, not a subject."""
