@@ -79,8 +79,9 @@ def fact_candidates(facts: FactRetriever, scope: UserScope, query: str, chain_en
     by_id = {f.edge_id: f for f in history}
     cue_marks = {**marks, **{f.edge_id: replace(marks[f.edge_id], is_initial=True) for f in history
                              if is_replaced(f, marks.get(f.edge_id))}}  # "used to", "at first": a past value too
+    lexical = term_ranking(history, terms, with_successors=order is not None)
     rankings = {name: [f.edge_id for f in order_by_cue(ranking, cue_marks, lambda f: f.edge_id, order)]
-                for name, ranking in (("graph", history), ("lexical", term_ranking(history, terms, with_successors=order is not None)))}
+                for name, ranking in (("graph", history), ("lexical", lexical))}
     out = []
     for fused in reciprocal_rank_fusion(rankings, {"graph": weight, "lexical": weight}, rrf_k):
         fact, mark = by_id[fused.key], marks.get(fused.key)
