@@ -4,12 +4,12 @@ and its current value, SPEC S6 / seed 003)."""
 from __future__ import annotations
 
 import json
-import re
 import time
 from datetime import datetime, timedelta, timezone
 from importlib import resources
 
 from athena_client.client import AthenaClient
+from athena_core.ltm.persona import PAST_VALUE  # how a nuance marks a value no longer held
 
 SAMPLE = "demo_conversation.json"
 
@@ -92,7 +92,7 @@ def render(context: dict) -> str:
         # a value between the first and the newest is still held unless its evidence calls it a past one
         when = "" if fact.get("is_current", True) and fact.get("is_initial", True) else \
             " [current]" if fact["is_current"] else " [initial]" if fact["is_initial"] else \
-            " [replaced]" if _PAST.search(fact.get("context_nuance") or "") else ""
+            " [replaced]" if PAST_VALUE.search(fact.get("context_nuance") or "") else ""
         lines.append(f"  - {fact['statement']}{when} (weight {fact['weight']}, confidence {fact['confidence']:.2f})")
     lines.append("User persona:")
     for line in context["user_persona"]:
@@ -101,9 +101,6 @@ def render(context: dict) -> str:
 
 
 CHANGE_QUERY = "Which tools and projects did I use initially, and which do I use now?"
-# how the extraction's nuance marks a value no longer held (the same words as athena_core/ltm/persona.py)
-_PAST = re.compile(r"\b(previously|formerly|used to|no longer|not anymore|anymore|stopped|gave up|abandoned|"
-                   r"replaced by)\b", re.I)
 
 
 def changed_fact(facts: list[dict]) -> dict | None:
@@ -122,7 +119,7 @@ def changed_fact(facts: list[dict]) -> dict | None:
         current = next((f for f in group if f["is_current"] and not f["is_initial"]), None)
         if initial is None or current is None:
             continue
-        past = [f for f in group if not f["is_current"] and _PAST.search(f.get("context_nuance") or "")]
+        past = [f for f in group if not f["is_current"] and PAST_VALUE.search(f.get("context_nuance") or "")]
         # the value the switch replaced names the current one ("previously, switched to Zed"), an older
         # dropped one ("instead of an ORM") does not
         names = {current["object"].replace("_", " ").lower(), current["statement"].rsplit(" ", 1)[-1].lower()}

@@ -18,7 +18,7 @@ from athena_core.models.ontology import USER_NODE_ID, Fact
 
 # Words the extraction's nuance uses for a value no longer held ("previously, switched to Zed"). Only
 # unambiguous ones: a nuance may quote its turn, and "I switched from VS Code to Zed" is quoted on both edges.
-_PAST = re.compile(r"\b(previously|formerly|used to|no longer|not anymore|anymore|stopped|gave up|abandoned|"
+PAST_VALUE = re.compile(r"\b(previously|formerly|used to|no longer|not anymore|anymore|stopped|gave up|abandoned|"
                    r"replaced by)\b", re.I)
 
 
@@ -63,7 +63,7 @@ def persona_sentence(fact: Fact) -> str:
 
 def is_replaced(fact: Fact, mark: TimelineMark | None) -> bool:
     """A value no longer held: not its relation's current value, and its nuance says it is a past one."""
-    return mark is not None and not mark.is_current and bool(_PAST.search(fact.context_nuance or ""))
+    return mark is not None and not mark.is_current and bool(PAST_VALUE.search(fact.context_nuance or ""))
 
 
 def persona_lines(facts: list[Fact], marks: dict[str, TimelineMark], limit: int) -> list[str]:
