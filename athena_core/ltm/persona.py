@@ -19,7 +19,7 @@ from athena_core.models.ontology import USER_NODE_ID, Fact
 # Words the extraction's nuance uses for a value no longer held ("previously, switched to Zed"). Only
 # unambiguous ones: a nuance may quote its turn, and "I switched from VS Code to Zed" is quoted on both edges.
 PAST_VALUE = re.compile(r"\b(previously|formerly|used to|no longer|not anymore|anymore|stopped|gave up|abandoned|"
-                   r"replaced by)\b", re.I)
+                        r"replaced by)\b", re.I)
 
 
 def _name(fact: Fact) -> str:

@@ -381,7 +381,7 @@ NOT_HAD = (r"(?:learning|studying|trying|exploring|picking\s+up|getting\s+into|c
            r"paying\s+for|waiting\s+for|wrestling\s+with|struggling\s+with|fighting\s+with)\b")
 # "instead of X" in a choice ("we decided to use pgx instead of an ORM", "we went with Postgres rather than
 # MongoDB", "I'll use Poetry instead of pip") sets aside an option, never a value the speaker had.
-SET_ASIDE = _rx(r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s")
+SET_ASIDE_WORDS = ("instead", "rather", "in place")  # how LEAVE's set-aside alternative opens
 CHOICE = _rx(r"\b(?:decided|decide|deciding|chose|choose|choosing|picked|went\s+with|go\s+with|going\s+with|"
              r"opted|opting|settled\s+on|will|going\s+to|gonna|plan(?:ning)?\s+to|want\s+to|would\s+rather|"
              r"prefer(?:red)?|recommend(?:ed)?)\b|'ll\b")
@@ -758,7 +758,7 @@ class ClauseFrames:
             mine, subject_end = self._speaker_before(match.start(), body)
             if not mine or self.s.negated(subject_end, match.start()):
                 continue
-            if SET_ASIDE.match(self.s.text, match.start()) and CHOICE.search(self.s.text, body, match.start()):
+            if match.group(0).lower().startswith(SET_ASIDE_WORDS) and CHOICE.search(self.s.text, body, match.start()):
                 continue  # an option not taken, not a value left
             item = self._tool_after(match.end(), end)
             if item is not None:

@@ -246,7 +246,7 @@ class SummarySentence:
         if relation not in PHRASE_RELATIONS or len(item) < 2 or item[-1].lower not in HOW_VERBS:
             return item
         i = self.toks.index(item[0]) - 1
-        while i > 0 and self.toks[i].lower in ("the", "a", "an", "my", "our", "your", "their"):
+        while i > 0 and self.toks[i].lower in DETERMINERS:
             i -= 1
         return item[:-1] if i >= 0 and self.toks[i].lower == "how" else item
 
