@@ -27,6 +27,8 @@ local threads = {}
 local bodies = {%(bodies)s}
 local event_content = "%(event_content)s"
 local pause_ms = %(pause_ms)d
+-- each thread's Lua state is its own: `threads` (filled by setup in the main state) is empty there
+local nthreads = %(threads)d
 
 function setup(thread)
   table.insert(threads, thread)
@@ -46,7 +48,7 @@ function request()
     body = '{"role":"user","type":"message","content":"' .. event_content .. ' #' .. tid .. '-' .. counter ..
            '","metadata":{"bench":"load"}}'
   else
-    body = bodies[((counter - 1) * #threads + tid - 1) %% #bodies + 1]
+    body = bodies[((counter - 1) * nthreads + tid - 1) %% #bodies + 1]
   end
   return wrk.format("POST", "%(path)s", nil, body)
 end
@@ -130,10 +132,10 @@ def start_wrk(wrk: str, base_url: str, path: str, *, connections: int, duration_
     requests/s; the achieved rate is in the result)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     script = out_dir / f"{name}.lua"
+    threads = max(1, min(2, connections))
     script.write_text(LUA % {
         "bodies": ",".join(_lua_string(json.dumps(b)) for b in (bodies or [{}])),
-        "event_content": event_content.replace('"', ""), "pause_ms": pause_ms, "path": path})
-    threads = max(1, min(2, connections))
+        "event_content": event_content.replace('"', ""), "pause_ms": pause_ms, "path": path, "threads": threads})
     process = subprocess.Popen(
         [wrk, "-t", str(threads), "-c", str(connections), "-d", f"{max(1, round(duration_s))}s", "--timeout", "10s",
          "-s", str(script), base_url],

@@ -120,6 +120,12 @@ class QueryPool:
         texts = {p + synthetic_query(rng) for _ in range(20_000) for p in [rng.choice(PREFIXES)]}
         self.texts = sorted(texts)
         rng.shuffle(self.texts)
+        # then, for long runs (about 1k queries per size with the concurrent phases), the same questions
+        # behind two prefixes: the first ~2k are as before, so earlier runs stay comparable
+        questions = {t.removeprefix(next(p for p in PREFIXES[1:] + [""] if t.startswith(p))) for t in texts}
+        more = sorted({a + b + q for q in questions for a in PREFIXES[1:] for b in PREFIXES[1:] if a != b} - texts)
+        rng.shuffle(more)
+        self.texts += more
 
     def take(self, n: int) -> list[str]:
         if n > len(self.texts):
@@ -216,6 +222,45 @@ def rss_mb(pid: int | str = "self") -> float | None:
     return None
 
 
+def api_rss_mb(stack) -> float | None:
+    """Resident memory of the API: its process, or with `--api-workers` above 1 the sum of uvicorn's
+    workers (each holds its own embedder and vector caches)."""
+    pid = stack.processes["api"].pid
+    workers = tree_pids(pid) - {pid}
+    sizes = [rss_mb(p) for p in (workers or {pid})]
+    return round(sum(x for x in sizes if x is not None), 1) if any(x is not None for x in sizes) else None
+
+
+def _proc_stats() -> dict[int, tuple[int, float]]:
+    """pid → (parent pid, CPU seconds user + system) of every process (Linux /proc; empty elsewhere)."""
+    stats: dict[int, tuple[int, float]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        stats[int(stat.parent.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+    return stats
+
+
+def tree_pids(pid: int, stats: dict[int, tuple[int, float]] | None = None) -> set[int]:
+    """A process and every live descendant (e.g. a Celery worker and its pool)."""
+    stats = _proc_stats() if stats is None else stats
+    tree, frontier = {pid}, [pid]
+    while frontier:
+        parent = frontier.pop()
+        children = [p for p, (ppid, _) in stats.items() if ppid == parent and p not in tree]
+        tree.update(children)
+        frontier.extend(children)
+    return tree & stats.keys()
+
+
+def tree_cpu_s(pid: int) -> float | None:
+    """CPU seconds of a process and its live descendants; None where /proc is missing."""
+    stats = _proc_stats()
+    return sum(stats[p][1] for p in tree_pids(pid, stats)) if pid in stats else None
+
+
 def stage_summary(samples: list[dict[str, float]]) -> dict[str, dict[str, float]]:
     """Median and mean ms per stage over the timed requests (a stage a request skipped counts as 0)."""
     names = sorted({k for sample in samples for k in sample})
@@ -231,6 +276,20 @@ def seed_key(args: argparse.Namespace) -> dict:
     return {"sizes": args.sizes, "pool": args.pool, "events_per_chain": args.events_per_chain,
             "noise": args.noise, "noise_sigma": args.noise_sigma, "seed": args.seed,
             "layout": 2}  # 2: seeded events and chains marked indexed (older dirs are seeded again)
+
+
+def warm_every_worker(base_url: str, sid: str, texts: list[str], workers: int) -> None:
+    """Searches on fresh connections, 4 per worker at once, so each uvicorn worker loads its embedder and
+    the user's vectors before anything is timed (the sequential client's one connection reaches one)."""
+    import httpx
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(text: str) -> None:
+        with httpx.Client(base_url=base_url, timeout=120.0, trust_env=False) as c:
+            c.post(f"/api/v1/sessions/{sid}/context/search", json={"query": text, "max_tokens": MAX_TOKENS})
+
+    with ThreadPoolExecutor(max_workers=4 * workers) as pool:
+        list(pool.map(one, texts))
 
 
 def timed_in_turns(fns: list, query_lists: list[list[str]]) -> list[list[float]]:
@@ -277,7 +336,8 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
         raise SystemExit(f"{data_dir} was seeded with {marker.read_text()}, not {seed_key(args)}: use another dir")
     env_backup = os.environ.pop("ATHENA_REDIS_URL", None)  # always the embedded Redis
     settings = Settings(data_dir=data_dir, api_host="127.0.0.1", api_port=free_port(), document_store="sqlite",
-                        auth_mode="off", llm_provider="offline", embedding_provider="local", vector_store="sqlite")
+                        auth_mode="off", llm_provider="offline", embedding_provider="local", vector_store="sqlite",
+                        api_workers=args.api_workers)
     queries = QueryPool(args.seed)
     omp_env = {"OMP_NUM_THREADS": str(args.omp_threads)} if args.omp_threads else {}
     os.environ.update(omp_env)  # before torch loads in this process (LocalEmbedder imports it lazily)
@@ -348,7 +408,8 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
         stack.wait_for_api(90.0)
         with httpx.Client(base_url=stack.base_url, timeout=120.0, trust_env=False) as client:
             per_route: dict[str, dict[int, dict]] = {"dense_direct": {}, "before_direct": {}, "search_direct": {},
-                                                     "search_http": {}, "context_http": {}, "search_concurrent": {}}
+                                                     "search_http": {}, "context_http": {}, "search_concurrent": {},
+                                                     "search_concurrent_paced": {}}
             for n in args.sizes:
                 tenant = f"reads-{n}"
                 scope = UserScope(tenant_id=tenant, user_id="u0")
@@ -390,6 +451,8 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                                           ("context_http", context_http))}
                 for fn in (dense, direct_before, direct, search_http, context_http):
                     timed(fn, queries.take(args.warmup))
+                if args.api_workers > 1:  # one connection reaches one worker: warm the others too
+                    warm_every_worker(stack.base_url, sid, queries.take(8 * args.api_workers), args.api_workers)
                 search_queries = queries.take(args.queries)
                 stage_samples.clear()
                 before_samples.clear()
@@ -407,7 +470,7 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                 }
                 load_after = load_avg()
                 stages = stage_summary(stage_samples)
-                api_rss = rss_mb(stack.processes["api"].pid)
+                api_rss = api_rss_mb(stack)
                 bench_rss = rss_mb()
                 direct_p50 = percentile(sorted(results["search_direct"]), 50)
                 before_p50 = percentile(sorted(results["before_direct"]), 50)
@@ -448,13 +511,23 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                     records.append(record)
                 if args.concurrent_readers > 0 and (args.concurrent_sizes is None or n in args.concurrent_sizes):
                     stack.start_worker()  # the ingest's pipeline runs as it does in production
-                    record = under_ingest(args, stack, client, tenant, sid, queries, root / "wrk", n)
+                    if args.worker_nice:
+                        time.sleep(3.0)  # its pool forked
+                        for pid in tree_pids(stack.processes["worker"].pid):
+                            os.setpriority(os.PRIO_PROCESS, pid, args.worker_nice)
+                    phases = [("search_concurrent", 0.0)]
+                    if args.reader_rate > 0:
+                        phases.insert(0, ("search_concurrent_paced", args.reader_rate))
+                    for name, rate in phases:
+                        record = under_ingest(args, stack, client, tenant, sid, queries, root / "wrk", n, rate)
+                        # what the worker had not indexed yet when the phase ended (its freshness, SPEC S2)
+                        record["unindexed_after_phase"] = len(documents.unindexed_events(scope, 1_000_000))
+                        per_route[name][n] = record
+                        emit(record)
+                        records.append(record)
                     # stopped again: its backlog (indexing what the phase ingested) would take a core from
                     # the next size's one-at-a-time figures; the next phase's worker picks it up
                     stack.stop_process("worker")
-                    per_route["search_concurrent"][n] = record
-                    emit(record)
-                    records.append(record)
                 save_results(BENCH, records, stamp)
     finally:
         stack.stop()
@@ -482,10 +555,15 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
 
 
 def under_ingest(args: argparse.Namespace, stack, client, tenant: str, sid: str, queries: "QueryPool",
-                 out_dir: Path, n: int) -> dict:
+                 out_dir: Path, n: int, reader_rate: float = 0.0) -> dict:
     """SearchMemory from `--concurrent-readers` wrk connections (distinct queries) while another wrk posts
     StoreEvent into the same user (a second session) at about `--ingest-rate` events/s, with the pipeline
-    worker indexing what arrives: the reader's latency when the user is also writing."""
+    worker indexing what arrives: the reader's latency when the user is also writing.
+
+    `reader_rate` 0: each reader sends its next search as soon as it has the answer (closed loop: the
+    searches/s the machine can serve, and the latency of a queue of `readers` searches on two cores).
+    Above 0: each reader waits after every answer so that together they ask about `reader_rate` searches/s
+    (agents that search once per turn: the latency a reader sees while the machine is not saturated)."""
     wrk = ensure_wrk()
     r = client.post("/api/v1/sessions", json={"tenant_id": tenant, "user_id": "u0", "agent_id": "ingest"})
     r.raise_for_status()
@@ -495,29 +573,45 @@ def under_ingest(args: argparse.Namespace, stack, client, tenant: str, sid: str,
     # paced: each connection waits after every answer, so about 8 x 1000 / (pause + latency) requests/s
     pause_ms = max(0, int(connections * 1000 / args.ingest_rate) - 2)
     load_before = load_avg()
+    cpu_pids = {"api": stack.processes["api"].pid, "worker": stack.processes["worker"].pid}
+    cpu_before = {name: tree_cpu_s(pid) for name, pid in cpu_pids.items()}
+    phase_started = time.perf_counter()
     ingest = start_wrk(wrk, stack.base_url, f"/api/v1/sessions/{ingest_sid}/events", connections=connections,
                        duration_s=seconds + 2, out_dir=out_dir, name=f"ingest-{n}", pause_ms=pause_ms,
                        event_content="Deploy notes for the ledger service: the canary is green, rolling on")
     time.sleep(1.0)  # the ingest at its rate before the readers start
     # distinct queries (the pool holds ~2k for the whole run); past them wrk starts over, and a repeated
     # query's embedding is the API's cache hit: `requests` over `distinct_queries` says whether it did
-    bodies = [{"query": q, "max_tokens": MAX_TOKENS} for q in queries.take(min(400, len(queries.texts) // 2))]
+    wanted = 400 if not reader_rate else int(reader_rate * seconds * 1.25)  # a paced phase asks for fewer
+    bodies = [{"query": q, "max_tokens": MAX_TOKENS} for q in queries.take(min(wanted, len(queries.texts) // 2))]
+    # a paced reader's period is readers / rate; the pause leaves room for a typical answer (~30 ms)
+    reader_pause_ms = max(0, int(args.concurrent_readers * 1000 / reader_rate) - 30) if reader_rate > 0 else 0
     readers = start_wrk(wrk, stack.base_url, f"/api/v1/sessions/{sid}/context/search",
                         connections=args.concurrent_readers, duration_s=seconds, out_dir=out_dir,
-                        name=f"readers-{n}", bodies=bodies)
+                        name=f"readers-{n}{'-paced' if reader_rate else ''}", bodies=bodies,
+                        pause_ms=reader_pause_ms)
     read = readers.result()
     written = ingest.result()
+    # where the two cores went: the API (searches and ingest in one process) and the worker (indexing)
+    elapsed = time.perf_counter() - phase_started
+    cpu_cores = {}
+    for name, pid in cpu_pids.items():
+        after = tree_cpu_s(pid)
+        if after is not None and cpu_before[name] is not None:
+            cpu_cores[f"{name}_cpu_cores"] = round((after - cpu_before[name]) / elapsed, 2)
     return {
-        "bench": BENCH, "route": "SearchMemory", "retrieval": "hybrid", "transport": "http-concurrent",
+        "bench": BENCH, "route": "SearchMemory", "retrieval": "hybrid",
+        "transport": "http-concurrent-paced" if reader_rate else "http-concurrent",
         "chains": n, "events_per_chain": args.events_per_chain, "max_tokens": MAX_TOKENS,
         "readers": args.concurrent_readers, "distinct_queries": len(bodies),
+        "reader_rate_offered": reader_rate or None, "reader_pause_ms": reader_pause_ms,
         **{k: v for k, v in read.items() if k != "client_cpu_s_cumulative"},
         "reader_errors": read["status_other"] + read["status_503"] + read["status_429"]
         + sum(read["transport_errors"].values()),
         "ingest_offered_events_per_s": args.ingest_rate, "ingest_events_per_s": written["requests_per_s"],
         "ingest_2xx": written["status_2xx"], "ingest_refused": written["status_429"] + written["status_503"],
         "ingest_errors": written["status_other"] + sum(written["transport_errors"].values()),
-        "ingest_p99_ms": written["p99_ms"], "api_rss_mb": rss_mb(stack.processes["api"].pid),
+        "ingest_p99_ms": written["p99_ms"], "api_rss_mb": api_rss_mb(stack), **cpu_cores,
         "client_cpu_s_cumulative": written["client_cpu_s_cumulative"],
         "load_avg_before": load_before, "load_avg_after": load_avg(), **machine_info(),
     }
@@ -541,6 +635,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--concurrent-readers", type=int, default=8,
                    help="per size, SearchMemory from this many wrk connections under ingest (0: skip)")
     p.add_argument("--ingest-rate", type=float, default=500.0, help="events/s posted meanwhile (about)")
+    p.add_argument("--reader-rate", type=float, default=16.0,
+                   help="searches/s of the paced phase, all readers together, before the closed-loop one (0: skip)")
+    p.add_argument("--api-workers", type=int, default=1,
+                   help="uvicorn workers of the API (ATHENA_API_WORKERS; each its own caches)")
+    p.add_argument("--worker-nice", type=int, default=0,
+                   help="niceness given to the concurrent phase's worker (0: as started)")
     p.add_argument("--concurrent-seconds", type=float, default=10.0, help="length of that phase (quick 5)")
     p.add_argument("--data-dir", default=None,
                    help="keep the seeded files here and reuse them when seeded alike (see the docstring)")

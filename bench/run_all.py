@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import REPO_ROOT, RESULTS_DIR, log, utc_stamp  # noqa: E402
 
 BENCH_DIR = Path(__file__).resolve().parent
-ORDER = ["ingest", "pipeline", "reads", "embedding_runtime", "vector_search", "document_store", "graph_upsert", "analytics"]
+ORDER = ["ingest", "pipeline", "reads", "sqlite_one_step", "embedding_runtime", "vector_search", "document_store", "graph_upsert", "analytics"]
 # Extra arguments per mode. Quick (a CI smoke test): ingest loads one configuration per route for 1 s (8 clients), on
 # the embedded Redis only, and waits at most 1 s for the worker to drain (the drain waits alone took two of the
 # three CI minutes of the quick run: 12 configurations x 10 s). The pipeline runs one configuration (2 worker

@@ -37,6 +37,10 @@ LLM_RETRIES = Counter(
 BREAK_DECISIONS = Counter("athena_segment_decisions_total", "Topic-break checks by path", ["path"])
 FORMATION_OUTCOMES = Counter("athena_chain_formation_total", "Segments by outcome", ["outcome"])
 EMBEDDING_CACHE = Counter("athena_embedding_cache_total", "Embedding cache lookups", ["result"])  # hit|miss
+SEARCH_STAGE_SECONDS = Histogram(
+    "athena_search_stage_seconds", "Time per stage of a hybrid search (SearchMemory, GetContext with a query)",
+    ["stage"], buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+)
 CHAINS_ACCESSED = Counter("athena_chains_accessed_total", "Chains returned to callers (S5.2 accesses)")
 PROMOTIONS = Counter("athena_promotions_total", "Chains promoted into the knowledge graph")
 GRAPH_WRITES = Counter("athena_graph_observations_total", "New edge observations written to the graph")

@@ -49,7 +49,7 @@ from athena_core.retrieval.metadata_filter import filtered
 from athena_core.retrieval.neighbours import with_neighbours
 from athena_core.retrieval.rendering import render_chain, render_event
 from athena_core.retrieval.search_hit import Candidate, HitDraft, SearchHit, Span, rounded
-from athena_core.retrieval.stage_clock import StageClock
+from athena_core.retrieval.stage_clock import StageClock, report_stages
 from athena_core.retrieval.sentences import event_of, excerpt
 from athena_core.retrieval.summary_pinning import pin_summaries
 from athena_core.retrieval.time_bonus import apply_time_cues
@@ -102,7 +102,8 @@ class HybridSearch:
                 terms = search_terms(query)
                 event_lexical = self.lexical.search(scope, terms, "event", n)
                 chain_lexical = self.lexical.search(scope, terms, "chain", n)
-        vector, event_dense, cosine, chain_dense = dense_lists()
+        with clock("dense_wait"):  # the part of the embedding and vector scans the lexical search did not cover
+            vector, event_dense, cosine, chain_dense = dense_lists()
         chain_cosine = {h.chain_id: h.similarity for h in chain_dense}
         with clock("time_cues"):
             cues = parse_time_cues(query, now)
@@ -287,6 +288,7 @@ class HybridSearch:
         with clock("access"):
             touched = [chains[i] for i in dict.fromkeys(c.chain_id for c in packed if c.chain_id) if i in chains]
             self.on_access(scope, touched, now)
+        report_stages(clock, "search", self.settings.search_slow_log_ms)
         return [c.hit.to_hit() for c in packed]
 
     def _cut_to_excerpts(self, candidates: list[Candidate], query: str, max_tokens: int | None) -> None:
@@ -312,7 +314,9 @@ class HybridSearch:
     def rank_chains(self, scope: UserScope, query: str, now: datetime, limit: int,
                     timings: dict[str, float] | None = None) -> list[tuple[Chain, float | None]]:
         """GetContext(query): chains in hybrid order (a chain counts at its best result: itself or an event)."""
-        candidates, chains = self._rank(scope, query, now, None, with_facts=False, clock=StageClock(timings))
+        clock = StageClock(timings)
+        candidates, chains = self._rank(scope, query, now, None, with_facts=False, clock=clock)
+        report_stages(clock, "chain ranking", self.settings.search_slow_log_ms)
         order: dict[str, float | None] = {}
         for c in candidates:
             if c.chain_id and c.chain_id not in order:

@@ -166,6 +166,7 @@ class Settings(BaseSettings):
     search_pinned_summaries: int = 1  # of those, the top ones placed right before their chain's best event
     search_max_results: int = 100  # results when `max_tokens` is given without `limit`
     search_max_tokens: int = 32_000  # the largest `max_tokens` a request may ask for
+    search_slow_log_ms: float = 250.0  # a search slower than this logs its time per stage (0 = never)
 
     # Beat schedules (S2)
     promote_every_s: float = 1800

@@ -117,15 +117,17 @@ def test_a_version_that_only_appends_shares_its_rows_and_older_versions_keep_the
     writer = SqliteVectors(tmp_path / "v.sqlite3", 384)  # another process: its own cache
     first = unit_rows(rng, 50)
     writer.upsert_many(scope, [f"c{i}" for i in range(50)], first)
-    loaded = reader._load(scope)  # rows as SQLite returned them (read-only): the first append copies them once
+    loaded = reader._load(scope)  # loaded into rows with spare room: the first append after a load goes in place
     writer.upsert(scope, "m0", first[0])
     old = reader._load(scope)
-    assert old.shared is not loaded.shared and old.n == 51
+    assert old.shared is loaded.shared and old.n == 51 and loaded.n == 50
+    assert np.allclose(loaded.matrix, first, atol=1e-6)  # the loaded version still sees its 50 rows only
     more = unit_rows(rng, 5)
     writer.upsert_many(scope, [f"n{i}" for i in range(5)], more)
     new = reader._load(scope)
     assert reader.cache_refreshes == 2 and new.n == 56 and old.n == 51 and loaded.n == 50
     assert new.shared is old.shared  # appended in place, no copy of the rows before
+    assert reader.cache_loads == 1
     assert np.allclose(new.matrix[51:], more, atol=1e-6) and np.allclose(old.matrix[:50], first, atol=1e-6)
     assert reader.search(scope, more[2], 1)[0].chain_id == "n2"
     assert reader.similarities(scope, more[4], ["n4", "c0"])["n4"] == pytest.approx(1.0, abs=1e-6)

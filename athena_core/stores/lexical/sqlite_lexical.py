@@ -37,6 +37,7 @@ from typing import Any
 from athena_core.models.scope import UserScope
 from athena_core.stores.lexical.port import LexicalDoc, plain_terms
 from athena_core.stores.sqlite_file import SqliteAdapter
+from athena_core.stores.sqlite_one_step import exact_real, rows_in_one_step
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS lexical_docs (
@@ -261,12 +262,16 @@ class SqliteLexical(SqliteAdapter):
         phrases = self._informative(conn, prefix, phrases)
         # rank first, join after: the inner query touches only the FTS5 index; the join reads `limit` rows
         # and keeps only the scope's own (a wall, should two scopes' prefixes ever collide)
-        rows = conn.execute(
-            "SELECT d.doc_id, -best.score, length(d.body) FROM (SELECT rowid AS id, bm25(lexical_terms_fts) AS score "
-            "FROM lexical_terms_fts WHERE lexical_terms_fts MATCH ? ORDER BY score LIMIT ?) AS best "
-            "JOIN lexical_docs d ON d.id = best.id WHERE d.tenant_id = ? AND d.user_id = ? AND d.kind = ? "
-            "ORDER BY best.score", (" OR ".join(phrases), limit * LENGTH_POOL, scope.tenant_id, scope.user_id, kind),
-        ).fetchall()
+        # and all in one step (a search runs beside the API's other threads: sqlite_one_step)
+        rows = rows_in_one_step(
+            conn,
+            "SELECT d.doc_id AS doc_id, -best.score AS score, length(d.body) AS length FROM (SELECT rowid AS id, "
+            "bm25(lexical_terms_fts) AS score FROM lexical_terms_fts WHERE lexical_terms_fts MATCH ? ORDER BY score "
+            "LIMIT ?) AS best JOIN lexical_docs d ON d.id = best.id WHERE d.tenant_id = ? AND d.user_id = ? "
+            "AND d.kind = ?", (" OR ".join(phrases), limit * LENGTH_POOL, scope.tenant_id, scope.user_id, kind),
+            ["doc_id", exact_real("score"), "length"],
+        )
+        rows = sorted(((doc_id, float(score), length) for doc_id, score, length in rows), key=lambda r: (-r[1], r[0]))
         return length_normalised(rows)[:limit]
 
     def count(self, scope: UserScope) -> int:

@@ -83,12 +83,11 @@ class _Rows:
     least that long (the rows past it are scanned exactly). A replaced or deleted row starts a new `_Rows`.
     """
 
-    __slots__ = ("array", "used", "writable", "positions", "coarse", "building", "lock")
+    __slots__ = ("array", "used", "positions", "coarse", "building", "lock")
 
-    def __init__(self, array: np.ndarray, used: int, writable: bool) -> None:
-        self.array = array
+    def __init__(self, array: np.ndarray, used: int) -> None:
+        self.array = array  # `used` rows, then spare room for rows appended later
         self.used = used
-        self.writable = writable  # False for rows read straight from SQLite's buffers (read-only memory)
         self.positions: dict[str, int] | None = None  # id -> row, for rows below `used`, built on first use
         self.coarse: CoarseIndex | None = None  # float16 index over the first `coarse.ntotal` rows
         self.building = False
@@ -101,13 +100,13 @@ class _Rows:
         array = np.empty((n + max(1024, n // 8), dimension), dtype=np.float32)
         array[: head.shape[0]] = head
         array[head.shape[0]: n] = tail
-        return cls(array, n, writable=True)
+        return cls(array, n)
 
     def append(self, n: int, tail: np.ndarray) -> bool:
         """Write `tail` after the first `n` rows when they are the last written and there is room."""
         with self.lock:
             end = n + tail.shape[0]
-            if not self.writable or self.used != n or end > self.array.shape[0]:
+            if self.used != n or end > self.array.shape[0]:
                 return False
             self.array[n:end] = tail
             self.used = end
@@ -394,7 +393,10 @@ class SqliteVectors:
             matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), self.dimension)
         else:
             matrix = np.zeros((0, self.dimension), dtype=np.float32)
-        entry = _Matrix(version, ids, _Rows(matrix, len(ids), writable=False))
+        # copied into writable rows with spare room: the first rows written after the load (a user who
+        # writes while reading) are appended in place, and the float16 index built over these rows keeps
+        # serving; read-only rows would be copied again and their index rebuilt (seconds of a core at 300k)
+        entry = _Matrix(version, ids, _Rows.copied(matrix, matrix[:0], self.dimension))
         self._cache_put(key, entry)
         return entry
 
