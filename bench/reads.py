@@ -36,8 +36,11 @@
 4. Per size (or per `--concurrent-sizes`), unless `--concurrent-readers 0`: SearchMemory from 8 concurrent
    readers (`wrk -c 8`, each request a distinct query) for `--concurrent-seconds` (10 s) while a second `wrk`
    posts StoreEvent into the same user (another session) at about `--ingest-rate` (500) events/s, and a Celery
-   worker (started for this phase) indexes what arrives: the reader's p50/p95/p99, its errors, the ingest rate
-   reached and its refusals (`transport: http-concurrent`). The worker is stopped after the phase, so the next
+   worker (started for this phase; none with `--no-worker`) indexes what arrives, twice: first the readers
+   paced to about `--reader-rate` (16) searches/s together (`transport: http-concurrent-paced`), then each
+   sending its next search on the answer (`http-concurrent`). Each: the reader's p50/p95/p99, its errors,
+   the ingest rate reached and its refusals, the CPU cores the API and the worker used and the events left
+   unindexed at the end (`unindexed_after_phase`). The worker is stopped after the phases, so the next
    size's one-at-a-time figures are not measured beside its backlog (the next phase's worker takes it up). The
    user's vector cache then refreshes under the reads, as it does for a user who writes while reading. Those
    events stay: a reused `--data-dir` holds them on its next run (about 2k more events per size and run).
@@ -510,7 +513,8 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                     emit(record)
                     records.append(record)
                 if args.concurrent_readers > 0 and (args.concurrent_sizes is None or n in args.concurrent_sizes):
-                    stack.start_worker()  # the ingest's pipeline runs as it does in production
+                    if not args.no_worker:
+                        stack.start_worker()  # the ingest's pipeline runs as it does in production
                     if args.worker_nice:
                         time.sleep(3.0)  # its pool forked
                         for pid in tree_pids(stack.processes["worker"].pid):
@@ -527,7 +531,8 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                         records.append(record)
                     # stopped again: its backlog (indexing what the phase ingested) would take a core from
                     # the next size's one-at-a-time figures; the next phase's worker picks it up
-                    stack.stop_process("worker")
+                    if not args.no_worker:
+                        stack.stop_process("worker")
                 save_results(BENCH, records, stamp)
     finally:
         stack.stop()
@@ -573,7 +578,7 @@ def under_ingest(args: argparse.Namespace, stack, client, tenant: str, sid: str,
     # paced: each connection waits after every answer, so about 8 x 1000 / (pause + latency) requests/s
     pause_ms = max(0, int(connections * 1000 / args.ingest_rate) - 2)
     load_before = load_avg()
-    cpu_pids = {"api": stack.processes["api"].pid, "worker": stack.processes["worker"].pid}
+    cpu_pids = {name: stack.processes[name].pid for name in ("api", "worker") if name in stack.processes}
     cpu_before = {name: tree_cpu_s(pid) for name, pid in cpu_pids.items()}
     phase_started = time.perf_counter()
     ingest = start_wrk(wrk, stack.base_url, f"/api/v1/sessions/{ingest_sid}/events", connections=connections,
@@ -639,6 +644,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="searches/s of the paced phase, all readers together, before the closed-loop one (0: skip)")
     p.add_argument("--api-workers", type=int, default=1,
                    help="uvicorn workers of the API (ATHENA_API_WORKERS; each its own caches)")
+    p.add_argument("--no-worker", action="store_true",
+                   help="no pipeline worker in the concurrent phases: the API alone, its indexing left to "
+                        "workers elsewhere (the events stay unindexed until one runs)")
     p.add_argument("--worker-nice", type=int, default=0,
                    help="niceness given to the concurrent phase's worker (0: as started)")
     p.add_argument("--concurrent-seconds", type=float, default=10.0, help="length of that phase (quick 5)")
