@@ -3,7 +3,7 @@
 Python's sqlite3 module lets go of the GIL around every `sqlite3_step`, once per row, and must get it
 back to build the row. When another thread of the process keeps the GIL busy (the event loop taking
 in events, another search), each of those get-backs can wait up to that thread's switch interval.
-Reading 190 chain rows one step per row took 8 ms alone and about 1 s beside one busy thread
+Reading 190 chain rows one step per row took 6 ms alone and about 1 s beside one busy thread
 (docs/retrieval.md, "tenth round"). A query that returns its rows as one JSON array is one step: the GIL
 is released once for the whole query, and `json.loads` parses the rows in one C call.
 """

@@ -40,6 +40,7 @@ from athena_core.models.scope import UserScope
 from athena_core.models.errors import EmbeddingDimensionMismatch
 from athena_core.stores.vectors.port import VectorHit, own_writes_required
 from athena_core.stores.sqlite_file import SqliteFile
+from athena_core.stores.sqlite_one_step import rows_in_one_step
 from athena_core.stores.vectors.top_k import (
     ANN_MIN_ROWS, ANN_NPROBE, COARSE_MIN_ROWS, CoarseIndex, coarse_index, exact_scores, top_k,
 )
@@ -374,12 +375,13 @@ class SqliteVectors:
                 entry is not None and entry.version is not None and version is not None
                 and deleted_version <= entry.version < version
             ):
-                # Only upserts happened since the cached version: read just the newer rows.
-                rows = conn.execute(
-                    "SELECT chain_id, vector FROM chain_vectors "
-                    "WHERE tenant_id = ? AND user_id = ? AND version > ?", (*key, entry.version),
-                ).fetchall()
-                newer = {r[0]: np.frombuffer(r[1], dtype=np.float32) for r in rows}
+                # Only upserts happened since the cached version: read just the newer rows, in one step (a
+                # search refreshes beside the API's other threads: sqlite_one_step; vectors as hex text)
+                rows = rows_in_one_step(
+                    conn, "SELECT chain_id, vector FROM chain_vectors WHERE tenant_id = ? AND user_id = ? "
+                    "AND version > ?", (*key, entry.version), ["chain_id", "hex(vector)"],
+                )
+                newer = {chain_id: np.frombuffer(bytes.fromhex(vector), dtype=np.float32) for chain_id, vector in rows}
                 self.cache_refreshes += 1
                 entry = self._merge(entry, version, upserts=newer)
                 self._cache_put(key, entry)
