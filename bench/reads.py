@@ -515,7 +515,7 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                 if args.concurrent_readers > 0 and (args.concurrent_sizes is None or n in args.concurrent_sizes):
                     if not args.no_worker:
                         stack.start_worker()  # the ingest's pipeline runs as it does in production
-                    if args.worker_nice:
+                    if args.worker_nice and not args.no_worker:
                         time.sleep(3.0)  # its pool forked
                         for pid in tree_pids(stack.processes["worker"].pid):
                             os.setpriority(os.PRIO_PROCESS, pid, args.worker_nice)
