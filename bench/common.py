@@ -62,3 +62,28 @@ def save_results(name: str, records: list[dict], stamp: str | None = None) -> Pa
 def log(message: str) -> None:
     """Progress goes to stderr so stdout stays pure JSON lines."""
     print(message, file=sys.stderr, flush=True)
+
+
+def process_tree(pid: int) -> list:
+    """A process and its live descendants (uvicorn workers, a Celery worker's pool); [] once it is gone."""
+    import psutil
+
+    try:
+        proc = psutil.Process(pid)
+        return [proc, *proc.children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+def tree_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process and its live descendants (0.0 once it is gone)."""
+    import psutil
+
+    total = 0.0
+    for proc in process_tree(pid):
+        try:
+            times = proc.cpu_times()
+        except psutil.Error:  # a child that exited meanwhile
+            continue
+        total += times.user + times.system
+    return total

@@ -53,11 +53,12 @@ from urllib.parse import urlparse
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import httpx  # noqa: E402
-import psutil  # noqa: E402
 import redis  # noqa: E402
 
 from http_load import ensure_wrk  # noqa: E402
-from common import REPO_ROOT, emit, free_port, log, machine_info, percentile, save_results, utc_stamp  # noqa: E402
+from common import (  # noqa: E402
+    REPO_ROOT, emit, free_port, log, machine_info, percentile, save_results, tree_cpu_s, utc_stamp,
+)
 
 from athena_core.wiring.embedded_redis import location_from_url  # noqa: E402
 from athena_core.ids import new_id  # noqa: E402
@@ -263,19 +264,6 @@ def worker_log_tail(stack: Stack, name: str, lines: int = 5) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
-def server_cpu_s(pid: int) -> float:
-    """User + system CPU of the API process and its children (uvicorn workers)."""
-    try:
-        proc = psutil.Process(pid)
-        total = 0.0
-        for p in [proc, *proc.children(recursive=True)]:
-            t = p.cpu_times()
-            total += t.user + t.system
-        return total
-    except psutil.Error:
-        return 0.0
-
-
 # ----------------------------------------------------------------------------------------- baseline
 def run_direct(sqlite_path: Path, redis_url: str, tenant: str, events: int, scopes: int, group: int) -> dict:
     """The floor the API adds to, one thread, no HTTP: `group` events per SQLite WAL commit and per Redis
@@ -429,10 +417,10 @@ def bench_one_redis(
                 # warm-up (not recorded): connections, caches, the first group commits
                 run_wrk(wrk, stack.base_url, sessions, route, args.batch_size, n, 1, root / "wrk" / f"{tenant}-w")
                 before = scrape_metrics(metrics_client)
-                cpu0 = server_cpu_s(api_pid)
+                cpu0 = tree_cpu_s(api_pid)
                 stats = run_wrk(wrk, stack.base_url, sessions, route, args.batch_size, n, args.duration,
                                 root / "wrk" / tenant)
-                cpu1 = server_cpu_s(api_pid)
+                cpu1 = tree_cpu_s(api_pid)
                 after = scrape_metrics(metrics_client)
                 delta = {k: after[k] - before[k] for k in after}
                 per_request = args.batch_size if route == "batch" else 1

@@ -82,7 +82,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
-from common import emit, free_port, log, machine_info, percentile, save_results, utc_stamp  # noqa: E402
+from common import (  # noqa: E402
+    emit, free_port, log, machine_info, percentile, process_tree, save_results, tree_cpu_s, utc_stamp,
+)
 from http_load import ensure_wrk, start_wrk  # noqa: E402
 from pipeline import BASE_TIME, query as synthetic_query, summary as synthetic_summary  # noqa: E402
 
@@ -229,39 +231,9 @@ def api_rss_mb(stack) -> float | None:
     """Resident memory of the API: its process, or with `--api-workers` above 1 the sum of uvicorn's
     workers (each holds its own embedder and vector caches)."""
     pid = stack.processes["api"].pid
-    workers = tree_pids(pid) - {pid}
+    workers = {p.pid for p in process_tree(pid)} - {pid}
     sizes = [rss_mb(p) for p in (workers or {pid})]
     return round(sum(x for x in sizes if x is not None), 1) if any(x is not None for x in sizes) else None
-
-
-def _proc_stats() -> dict[int, tuple[int, float]]:
-    """pid → (parent pid, CPU seconds user + system) of every process (Linux /proc; empty elsewhere)."""
-    stats: dict[int, tuple[int, float]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        stats[int(stat.parent.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
-    return stats
-
-
-def tree_pids(pid: int, stats: dict[int, tuple[int, float]] | None = None) -> set[int]:
-    """A process and every live descendant (e.g. a Celery worker and its pool)."""
-    stats = _proc_stats() if stats is None else stats
-    tree, frontier = {pid}, [pid]
-    while frontier:
-        parent = frontier.pop()
-        children = [p for p, (ppid, _) in stats.items() if ppid == parent and p not in tree]
-        tree.update(children)
-        frontier.extend(children)
-    return tree & stats.keys()
-
-
-def tree_cpu_s(pid: int) -> float | None:
-    """CPU seconds of a process and its live descendants; None where /proc is missing."""
-    stats = _proc_stats()
-    return sum(stats[p][1] for p in tree_pids(pid, stats)) if pid in stats else None
 
 
 def stage_summary(samples: list[dict[str, float]]) -> dict[str, dict[str, float]]:
@@ -517,8 +489,8 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                         stack.start_worker()  # the ingest's pipeline runs as it does in production
                     if args.worker_nice and not args.no_worker:
                         time.sleep(3.0)  # its pool forked
-                        for pid in tree_pids(stack.processes["worker"].pid):
-                            os.setpriority(os.PRIO_PROCESS, pid, args.worker_nice)
+                        for proc in process_tree(stack.processes["worker"].pid):
+                            os.setpriority(os.PRIO_PROCESS, proc.pid, args.worker_nice)
                     phases = [("search_concurrent", 0.0)]
                     if args.reader_rate > 0:
                         phases.insert(0, ("search_concurrent_paced", args.reader_rate))
@@ -599,11 +571,8 @@ def under_ingest(args: argparse.Namespace, stack, client, tenant: str, sid: str,
     written = ingest.result()
     # where the two cores went: the API (searches and ingest in one process) and the worker (indexing)
     elapsed = time.perf_counter() - phase_started
-    cpu_cores = {}
-    for name, pid in cpu_pids.items():
-        after = tree_cpu_s(pid)
-        if after is not None and cpu_before[name] is not None:
-            cpu_cores[f"{name}_cpu_cores"] = round((after - cpu_before[name]) / elapsed, 2)
+    cpu_cores = {f"{name}_cpu_cores": round((tree_cpu_s(pid) - cpu_before[name]) / elapsed, 2)
+                 for name, pid in cpu_pids.items()}
     return {
         "bench": BENCH, "route": "SearchMemory", "retrieval": "hybrid",
         "transport": "http-concurrent-paced" if reader_rate else "http-concurrent",
