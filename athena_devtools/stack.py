@@ -156,15 +156,15 @@ class Stack:
             pass
         self.starters[name]()
 
-    def start_api(self) -> None:
+    def start_api(self, name: str = "api", port: int | None = None) -> None:
         """uvicorn, with `ATHENA_API_WORKERS` processes on one socket. They share the data dir: SQLite in WAL
         with a busy timeout queues their commits (one group-commit writer per process), and the embedded
         Redis is this supervisor's (`start_redis` runs first and passes its socket as ATHENA_REDIS_URL),
-        so no worker starts one of its own."""
+        so no worker starts one of its own. `name` and `port`: another API process beside the first."""
         workers = max(1, self.settings.api_workers)
-        self._spawn("api", [
+        self._spawn(name, [
             sys.executable, "-m", "uvicorn", "athena_api.app:create_app", "--factory",
-            "--host", self.settings.api_host, "--port", str(self.settings.api_port), "--log-level", "warning",
+            "--host", self.settings.api_host, "--port", str(port or self.settings.api_port), "--log-level", "warning",
             *(["--workers", str(workers)] if workers > 1 else []),
         ])
 

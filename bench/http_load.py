@@ -27,7 +27,23 @@ local threads = {}
 local bodies = {%(bodies)s}
 local event_content = "%(event_content)s"
 local pause_ms = %(pause_ms)d
--- each thread's Lua state is its own: `threads` (filled by setup in the main state) is empty there
+-- rate > 0: requests start on a schedule of `rate` per second for all threads together (each thread its
+-- share), whatever the answers' latency, as long as a connection is free: "poisson" gaps at random around
+-- their mean (independent agents), "even" gaps all alike. rate 0: each connection pauses pause_ms after
+-- every answer (connections that start together then stay in step: their requests come in bursts).
+local rate = %(rate).6f
+local arrivals = "%(arrivals)s"
+local ffi = require("ffi")
+ffi.cdef[[
+typedef struct { long tv_sec; long tv_nsec; } athena_timespec;
+int clock_gettime(int clk_id, athena_timespec *tp);
+]]
+local ts = ffi.new("athena_timespec")
+local function now_ms()
+  ffi.C.clock_gettime(1, ts)  -- CLOCK_MONOTONIC
+  return tonumber(ts.tv_sec) * 1000 + tonumber(ts.tv_nsec) / 1e6
+end
+local next_ms = nil
 local nthreads = %(threads)d
 
 function setup(thread)
@@ -53,8 +69,21 @@ function request()
   return wrk.format("POST", "%(path)s", nil, body)
 end
 
+-- wrk asks before every request, the first ones included
 function delay()
-  return pause_ms
+  if rate <= 0 then return pause_ms end
+  local period = 1000 * nthreads / rate
+  local t = now_ms()
+  if next_ms == nil then
+    math.randomseed(tid * 7919 + math.floor(t) %% 100000)
+    next_ms = t
+  elseif next_ms < t - 4 * period then
+    next_ms = t  -- far behind (no connection was free): go on from now, not in a burst to catch up
+  end
+  local gap = period
+  if arrivals == "poisson" then gap = -math.log(1 - math.random()) * period end
+  next_ms = next_ms + gap
+  return math.max(0, math.floor(next_ms - t))
 end
 
 function response(status, headers, body)
@@ -125,17 +154,23 @@ class WrkRun:
 
 
 def start_wrk(wrk: str, base_url: str, path: str, *, connections: int, duration_s: float, out_dir: Path,
-              name: str, bodies: list[dict] | None = None, event_content: str = "", pause_ms: int = 0) -> WrkRun:
+              name: str, bodies: list[dict] | None = None, event_content: str = "", pause_ms: int = 0,
+              rate_per_s: float = 0.0, arrivals: str = "even") -> WrkRun:
     """wrk in the background: `connections` connections on up to 2 threads for `duration_s`, POSTing to
     `path` either `bodies` in turn or (with `event_content`) a distinct event per request, each connection
     waiting `pause_ms` after every answer (a paced load: about connections × 1000 / (pause + latency)
-    requests/s; the achieved rate is in the result)."""
+    requests/s; the achieved rate is in the result). With `rate_per_s`, requests start on a schedule of that
+    many per second instead, `arrivals` "even" or "poisson" (independent agents; see the script); the
+    connections must be enough for rate × latency requests in flight."""
+    if arrivals not in ("even", "poisson"):
+        raise ValueError(f"arrivals must be even or poisson, not {arrivals!r}")
     out_dir.mkdir(parents=True, exist_ok=True)
     script = out_dir / f"{name}.lua"
     threads = max(1, min(2, connections))
     script.write_text(LUA % {
         "bodies": ",".join(_lua_string(json.dumps(b)) for b in (bodies or [{}])),
-        "event_content": event_content.replace('"', ""), "pause_ms": pause_ms, "path": path, "threads": threads})
+        "event_content": event_content.replace('"', ""), "pause_ms": pause_ms, "path": path, "threads": threads,
+        "rate": rate_per_s, "arrivals": arrivals})
     process = subprocess.Popen(
         [wrk, "-t", str(threads), "-c", str(connections), "-d", f"{max(1, round(duration_s))}s", "--timeout", "10s",
          "-s", str(script), base_url],

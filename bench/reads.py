@@ -35,15 +35,18 @@
 
 4. Per size (or per `--concurrent-sizes`), unless `--concurrent-readers 0`: SearchMemory from 8 concurrent
    readers (`wrk -c 8`, each request a distinct query) for `--concurrent-seconds` (10 s) while a second `wrk`
-   posts StoreEvent into the same user (another session) at about `--ingest-rate` (500) events/s, and a Celery
-   worker (started for this phase; none with `--no-worker`) indexes what arrives, twice: first the readers
-   paced to about `--reader-rate` (16) searches/s together (`transport: http-concurrent-paced`), then each
-   sending its next search on the answer (`http-concurrent`). Each: the reader's p50/p95/p99, its errors,
-   the ingest rate reached and its refusals, the CPU cores the API and the worker used and the events left
-   unindexed at the end (`unindexed_after_phase`). The worker is stopped after the phases, so the next
-   size's one-at-a-time figures are not measured beside its backlog (the next phase's worker takes it up). The
-   user's vector cache then refreshes under the reads, as it does for a user who writes while reading. Those
-   events stay: a reused `--data-dir` holds them on its next run (about 2k more events per size and run).
+   posts StoreEvent into the same user (another session) on a schedule of `--ingest-rate` (500) events/s,
+   and a Celery worker (started for this phase, at ATHENA_WORKER_NICE as shipped unless `--worker-nice`;
+   none with `--no-worker`) indexes what arrives, twice: first the searches on a schedule of
+   `--reader-rate` (16) per second, Poisson arrivals by default (`transport: http-concurrent-paced`), then
+   each reader sending its next search on the answer (`http-concurrent`). Each: the reader's p50/p95/p99,
+   its errors, the ingest rate reached and its refusals, the CPU cores the API and the worker used, the
+   worker's niceness and the events left unindexed at the end (`unindexed_after_phase`). `--reads-api`
+   sends the readers to a second API process on another port (the ingest keeps the first). The worker is
+   stopped after the phases, so the next size's one-at-a-time figures are not measured beside its backlog
+   (the next phase's worker takes it up). The user's vector cache then refreshes under the reads, as it
+   does for a user who writes while reading. Those events stay: a reused `--data-dir` holds them on its
+   next run (about 5k more events per size and run).
 
 `--data-dir DIR` keeps the seeded files in DIR (not deleted afterwards) and reuses them on the next run
 when they were seeded with the same sizes, pool, events per chain, noise and seed (`seeded.json`): the 100k
@@ -267,6 +270,20 @@ def warm_every_worker(base_url: str, sid: str, texts: list[str], workers: int) -
         list(pool.map(one, texts))
 
 
+def wait_for_health(base_url: str, timeout_s: float) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(base_url + "/health", timeout=1.0, trust_env=False).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise TimeoutError(f"no API on {base_url} within {timeout_s} s")
+
+
 def timed_in_turns(fns: list, query_lists: list[list[str]]) -> list[list[float]]:
     """Seconds per call of each fn, the fns taking turns query by query (fn i gets query_lists[i])."""
     out: list[list[float]] = [[] for _ in fns]
@@ -365,7 +382,7 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
     stack = Stack(settings=settings, with_beat=False, extra_env={
         "ATHENA_AUTH_MODE": "off", "ATHENA_DOCUMENT_STORE": "sqlite", "ATHENA_PRODUCTION": "0",
         "ATHENA_LLM_PROVIDER": "offline", "ATHENA_EMBEDDING_PROVIDER": "local", "ATHENA_VECTOR_STORE": "sqlite",
-        **omp_env})
+        **omp_env, **({"ATHENA_WORKER_NICE": str(args.worker_nice)} if args.worker_nice is not None else {})})
     reader = MemoryReader(documents, vectors, embedder, settings)
     graph = build_graph(settings)
     stores_of_search = dict(documents=documents, chain_vectors=vectors, event_vectors=event_vectors, lexical=lexical,
@@ -381,6 +398,12 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
         stack.start_redis()
         stack.start_api()
         stack.wait_for_api(90.0)
+        reads_url = stack.base_url
+        if args.reads_api:
+            reads_port = free_port()
+            stack.start_api("api-reads", reads_port)
+            reads_url = f"http://{settings.api_host}:{reads_port}"
+            wait_for_health(reads_url, 90.0)
         with httpx.Client(base_url=stack.base_url, timeout=120.0, trust_env=False) as client:
             per_route: dict[str, dict[int, dict]] = {"dense_direct": {}, "before_direct": {}, "search_direct": {},
                                                      "search_http": {}, "context_http": {}, "search_concurrent": {},
@@ -485,17 +508,16 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                     emit(record)
                     records.append(record)
                 if args.concurrent_readers > 0 and (args.concurrent_sizes is None or n in args.concurrent_sizes):
+                    if args.reads_api:  # its first searches load the user's matrix: not in the phase
+                        warm_every_worker(reads_url, sid, queries.take(8), 1)
                     if not args.no_worker:
                         stack.start_worker()  # the ingest's pipeline runs as it does in production
-                    if args.worker_nice and not args.no_worker:
-                        time.sleep(3.0)  # its pool forked
-                        for proc in process_tree(stack.processes["worker"].pid):
-                            os.setpriority(os.PRIO_PROCESS, proc.pid, args.worker_nice)
                     phases = [("search_concurrent", 0.0)]
                     if args.reader_rate > 0:
                         phases.insert(0, ("search_concurrent_paced", args.reader_rate))
                     for name, rate in phases:
-                        record = under_ingest(args, stack, client, tenant, sid, queries, root / "wrk", n, rate)
+                        record = under_ingest(args, stack, client, tenant, sid, queries, root / "wrk", n, rate,
+                                              reads_url)
                         # what the worker had not indexed yet when the phase ended (its freshness, SPEC S2)
                         record["unindexed_after_phase"] = len(documents.unindexed_events(scope, 1_000_000))
                         per_route[name][n] = record
@@ -532,53 +554,57 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
 
 
 def under_ingest(args: argparse.Namespace, stack, client, tenant: str, sid: str, queries: "QueryPool",
-                 out_dir: Path, n: int, reader_rate: float = 0.0) -> dict:
+                 out_dir: Path, n: int, reader_rate: float = 0.0, reads_url: str | None = None) -> dict:
     """SearchMemory from `--concurrent-readers` wrk connections (distinct queries) while another wrk posts
-    StoreEvent into the same user (a second session) at about `--ingest-rate` events/s, with the pipeline
-    worker indexing what arrives: the reader's latency when the user is also writing.
+    StoreEvent into the same user (a second session) on a schedule of `--ingest-rate` events/s, with the
+    pipeline worker indexing what arrives: the reader's latency when the user is also writing.
 
     `reader_rate` 0: each reader sends its next search as soon as it has the answer (closed loop: the
     searches/s the machine can serve, and the latency of a queue of `readers` searches on two cores).
-    Above 0: each reader waits after every answer so that together they ask about `reader_rate` searches/s
-    (agents that search once per turn: the latency a reader sees while the machine is not saturated)."""
+    Above 0: the searches start on a schedule of `reader_rate` per second (`--reader-arrivals`, Poisson by
+    default: agents that search independently, once per turn), each on a free reader connection."""
     wrk = ensure_wrk()
     r = client.post("/api/v1/sessions", json={"tenant_id": tenant, "user_id": "u0", "agent_id": "ingest"})
     r.raise_for_status()
     ingest_sid = r.json()["session_id"]
     seconds = args.concurrent_seconds
-    connections = 8
-    # paced: each connection waits after every answer, so about 8 x 1000 / (pause + latency) requests/s
-    pause_ms = max(0, int(connections * 1000 / args.ingest_rate) - 2)
+    # on a schedule of --ingest-rate events/s, evenly spaced; 16 connections leave room for ~30 ms answers
+    connections = 16
     load_before = load_avg()
-    cpu_pids = {name: stack.processes[name].pid for name in ("api", "worker") if name in stack.processes}
+    cpu_pids = {name: stack.processes[name].pid for name in ("api", "api-reads", "worker")
+                if name in stack.processes}
     cpu_before = {name: tree_cpu_s(pid) for name, pid in cpu_pids.items()}
     phase_started = time.perf_counter()
     ingest = start_wrk(wrk, stack.base_url, f"/api/v1/sessions/{ingest_sid}/events", connections=connections,
-                       duration_s=seconds + 2, out_dir=out_dir, name=f"ingest-{n}", pause_ms=pause_ms,
+                       duration_s=seconds + 2, out_dir=out_dir, name=f"ingest-{n}", rate_per_s=args.ingest_rate,
                        event_content="Deploy notes for the ledger service: the canary is green, rolling on")
     time.sleep(1.0)  # the ingest at its rate before the readers start
     # distinct queries (the pool holds ~2k for the whole run); past them wrk starts over, and a repeated
     # query's embedding is the API's cache hit: `requests` over `distinct_queries` says whether it did
     wanted = 400 if not reader_rate else int(reader_rate * seconds * 1.25)  # a paced phase asks for fewer
     bodies = [{"query": q, "max_tokens": MAX_TOKENS} for q in queries.take(min(wanted, len(queries.texts) // 2))]
-    # a paced reader's period is readers / rate; the pause leaves room for a typical answer (~30 ms)
-    reader_pause_ms = max(0, int(args.concurrent_readers * 1000 / reader_rate) - 30) if reader_rate > 0 else 0
-    readers = start_wrk(wrk, stack.base_url, f"/api/v1/sessions/{sid}/context/search",
+    readers = start_wrk(wrk, reads_url or stack.base_url, f"/api/v1/sessions/{sid}/context/search",
                         connections=args.concurrent_readers, duration_s=seconds, out_dir=out_dir,
                         name=f"readers-{n}{'-paced' if reader_rate else ''}", bodies=bodies,
-                        pause_ms=reader_pause_ms)
+                        rate_per_s=reader_rate, arrivals=args.reader_arrivals)
     read = readers.result()
     written = ingest.result()
+    worker_priority = None  # read at the end: a worker started for the phase lowers itself as it starts
+    if "worker" in cpu_pids:  # what ATHENA_WORKER_NICE did: the worker's niceness and its scheduling group's
+        group = Path(f"/proc/{cpu_pids['worker']}/autogroup")
+        worker_priority = {"nice": os.getpriority(os.PRIO_PROCESS, cpu_pids["worker"]),
+                           "autogroup": group.read_text().strip() if group.exists() else None}
     # where the two cores went: the API (searches and ingest in one process) and the worker (indexing)
     elapsed = time.perf_counter() - phase_started
-    cpu_cores = {f"{name}_cpu_cores": round((tree_cpu_s(pid) - cpu_before[name]) / elapsed, 2)
+    cpu_cores = {f"{name.replace('-', '_')}_cpu_cores": round((tree_cpu_s(pid) - cpu_before[name]) / elapsed, 2)
                  for name, pid in cpu_pids.items()}
     return {
         "bench": BENCH, "route": "SearchMemory", "retrieval": "hybrid",
         "transport": "http-concurrent-paced" if reader_rate else "http-concurrent",
         "chains": n, "events_per_chain": args.events_per_chain, "max_tokens": MAX_TOKENS,
         "readers": args.concurrent_readers, "distinct_queries": len(bodies),
-        "reader_rate_offered": reader_rate or None, "reader_pause_ms": reader_pause_ms,
+        "reader_rate_offered": reader_rate or None,
+        "reader_arrivals": args.reader_arrivals if reader_rate else None,
         **{k: v for k, v in read.items() if k != "client_cpu_s_cumulative"},
         "reader_errors": read["status_other"] + read["status_503"] + read["status_429"]
         + sum(read["transport_errors"].values()),
@@ -586,6 +612,7 @@ def under_ingest(args: argparse.Namespace, stack, client, tenant: str, sid: str,
         "ingest_2xx": written["status_2xx"], "ingest_refused": written["status_429"] + written["status_503"],
         "ingest_errors": written["status_other"] + sum(written["transport_errors"].values()),
         "ingest_p99_ms": written["p99_ms"], "api_rss_mb": api_rss_mb(stack), **cpu_cores,
+        "worker_priority": worker_priority,
         "client_cpu_s_cumulative": written["client_cpu_s_cumulative"],
         "load_avg_before": load_before, "load_avg_after": load_avg(), **machine_info(),
     }
@@ -608,16 +635,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="comma-separated sizes that get the concurrent phase (default: every size)")
     p.add_argument("--concurrent-readers", type=int, default=8,
                    help="per size, SearchMemory from this many wrk connections under ingest (0: skip)")
-    p.add_argument("--ingest-rate", type=float, default=500.0, help="events/s posted meanwhile (about)")
+    p.add_argument("--ingest-rate", type=float, default=500.0, help="events/s posted meanwhile, on a schedule (the rate reached is in each record)")
     p.add_argument("--reader-rate", type=float, default=16.0,
                    help="searches/s of the paced phase, all readers together, before the closed-loop one (0: skip)")
+    p.add_argument("--reader-arrivals", choices=("poisson", "even"), default="poisson",
+                   help="the paced phase's searches start at random around their rate (independent agents) "
+                        "or evenly spaced")
     p.add_argument("--api-workers", type=int, default=1,
                    help="uvicorn workers of the API (ATHENA_API_WORKERS; each its own caches)")
     p.add_argument("--no-worker", action="store_true",
                    help="no pipeline worker in the concurrent phases: the API alone, its indexing left to "
                         "workers elsewhere (the events stay unindexed until one runs)")
-    p.add_argument("--worker-nice", type=int, default=0,
-                   help="niceness given to the concurrent phase's worker (0: as started)")
+    p.add_argument("--worker-nice", type=int, default=None,
+                   help="ATHENA_WORKER_NICE of the concurrent phase's worker (default: as shipped, 10; 0: none)")
+    p.add_argument("--reads-api", action="store_true",
+                   help="the concurrent phases' readers search through a second API process on another port, "
+                        "the ingest posts to the first")
     p.add_argument("--concurrent-seconds", type=float, default=10.0, help="length of that phase (quick 5)")
     p.add_argument("--data-dir", default=None,
                    help="keep the seeded files here and reuse them when seeded alike (see the docstring)")
