@@ -100,6 +100,9 @@ class Settings(BaseSettings):
     # worker process is the most a machine can use.
     index_delay_s: float = 0.1
     index_shards: int = 2
+    # CPU niceness of `celery worker` processes (0-19; 0 = as started): background work yields the cores to
+    # the API's answers on a shared machine (athena_tasks/cpu_priority.py, docs/retrieval.md)
+    worker_nice: int = Field(default=10, ge=0, le=19)
     # Events of a rejected segment form no chain; true keeps them findable as events, false removes them.
     index_rejected_events: bool = True
     # Scope locks are leases: the holder renews every lease/3 while it works, so a killed worker's lock

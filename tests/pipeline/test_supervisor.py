@@ -53,6 +53,17 @@ def _worker_pid(cli: subprocess.Popen, node: str = "worker@%h") -> int | None:
     return None
 
 
+def _api_pid(cli: subprocess.Popen) -> int:
+    return next(c.pid for c in psutil.Process(cli.pid).children() if "uvicorn" in c.cmdline())
+
+
+def _priority(pid: int) -> tuple[int, int | None]:
+    """(niceness, niceness of its scheduling group); the group's is None on kernels without autogroup."""
+    group = Path(f"/proc/{pid}/autogroup")
+    group_nice = int(group.read_text().split()[-1]) if group.exists() else None
+    return psutil.Process(pid).nice(), group_nice
+
+
 def _redis_pid(data_dir: Path) -> int | None:
     try:
         pid = int((data_dir / "redis.pid").read_text().strip())
@@ -80,6 +91,12 @@ def test_athena_run_restarts_a_killed_worker_and_redis(tmp_path: Path) -> None:
         _wait(lambda: _health(base), 90, "the API", cli, log)
         worker = _wait(lambda: _worker_pid(cli), 30, "the worker", cli, log)
         children.add(worker)
+        # background work runs below the API's CPU priority (ATHENA_WORKER_NICE, 10 by default), in its
+        # scheduling group too, and its prefork children inherit it; the API keeps the default
+        _wait(lambda: _priority(worker) == (10, 10), 30, "the worker's lower CPU priority", cli, log)
+        pool = _wait(lambda: psutil.Process(worker).children(), 60, "the worker's prefork children", cli, log)
+        assert {_priority(c.pid) for c in pool} == {(10, 10)}
+        assert _priority(_api_pid(cli)) == (0, 0)
 
         os.kill(worker, signal.SIGKILL)
         new_worker = _wait(lambda: (p := _worker_pid(cli)) not in (None, worker) and p, 30, "a new worker", cli, log)

@@ -489,3 +489,12 @@ def test_importing_the_applications_starts_no_redis_server(tmp_path: Path) -> No
     assert not data_dir.exists(), sorted(p.name for p in data_dir.iterdir())
     text = DOCKERFILE.read_text()
     assert "ATHENA_REDIS_URL=redis://build.invalid:6379/0" in text and "test ! -e /tmp/athena-import-check" in text
+
+
+def test_workers_yield_the_cpu_to_the_api() -> None:
+    """Background work (indexing, consolidation, promotion) must not take the cores from the API's answers
+    on a shared host: the worker containers weigh less than the API's (issue 16)."""
+    services = load_compose()["services"]
+    api_weight = services["api"].get("cpu_shares", 1024)
+    for name in ("worker-pipeline", "worker-beat-jobs"):
+        assert services[name].get("cpu_shares", 1024) < api_weight, name
