@@ -206,19 +206,21 @@ class Stack:
             self.start_beat()
         self.wait_for_api(timeout_s)
 
-    def wait_for_api(self, timeout_s: float = 60.0) -> None:
+    def wait_for_api(self, timeout_s: float = 60.0, name: str = "api", port: int | None = None) -> None:
+        """Until the API process `name` (on `port`, default the settings' one) answers /health."""
+        base_url = f"http://{self.settings.api_host}:{port or self.settings.api_port}"
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            api = self.processes.get("api")
+            api = self.processes.get(name)
             if api is not None and api.poll() is not None:
-                raise RuntimeError(f"the API exited with {api.returncode}; see {self.settings.data_dir}/logs/api.log")
+                raise RuntimeError(f"{name} exited with {api.returncode}; see {self.settings.data_dir}/logs/{name}.log")
             try:
-                if httpx.get(self.base_url + "/health", timeout=1.0).status_code == 200:
+                if httpx.get(base_url + "/health", timeout=1.0).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
             time.sleep(0.1)
-        raise TimeoutError(f"the API did not answer on {self.base_url} within {timeout_s} s")
+        raise TimeoutError(f"{name} did not answer on {base_url} within {timeout_s} s")
 
     def assert_running(self) -> None:
         """Raise with the log tail of any process that exited, instead of waiting for a timeout."""

@@ -270,20 +270,6 @@ def warm_every_worker(base_url: str, sid: str, texts: list[str], workers: int) -
         list(pool.map(one, texts))
 
 
-def wait_for_health(base_url: str, timeout_s: float) -> None:
-    import httpx
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(base_url + "/health", timeout=1.0, trust_env=False).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise TimeoutError(f"no API on {base_url} within {timeout_s} s")
-
-
 def timed_in_turns(fns: list, query_lists: list[list[str]]) -> list[list[float]]:
     """Seconds per call of each fn, the fns taking turns query by query (fn i gets query_lists[i])."""
     out: list[list[float]] = [[] for _ in fns]
@@ -403,7 +389,7 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
             reads_port = free_port()
             stack.start_api("api-reads", reads_port)
             reads_url = f"http://{settings.api_host}:{reads_port}"
-            wait_for_health(reads_url, 90.0)
+            stack.wait_for_api(90.0, "api-reads", reads_port)
         with httpx.Client(base_url=stack.base_url, timeout=120.0, trust_env=False) as client:
             per_route: dict[str, dict[int, dict]] = {"dense_direct": {}, "before_direct": {}, "search_direct": {},
                                                      "search_http": {}, "context_http": {}, "search_concurrent": {},
