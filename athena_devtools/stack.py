@@ -49,7 +49,11 @@ class Stack:
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.settings.api_host}:{self.settings.api_port}"
+        return self.url()
+
+    def url(self, port: int | None = None) -> str:
+        """The API's address; `port`: another API process started beside it (`start_api(name, port)`)."""
+        return f"http://{self.settings.api_host}:{port or self.settings.api_port}"
 
     def env(self) -> dict[str, str]:
         env = {**os.environ, **self.extra_env}
@@ -208,7 +212,7 @@ class Stack:
 
     def wait_for_api(self, timeout_s: float = 60.0, name: str = "api", port: int | None = None) -> None:
         """Until the API process `name` (on `port`, default the settings' one) answers /health."""
-        base_url = f"http://{self.settings.api_host}:{port or self.settings.api_port}"
+        base_url = self.url(port)
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             api = self.processes.get(name)

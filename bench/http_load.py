@@ -26,11 +26,11 @@ LUA = r"""
 local threads = {}
 local bodies = {%(bodies)s}
 local event_content = "%(event_content)s"
-local pause_ms = %(pause_ms)d
 -- rate > 0: requests start on a schedule of `rate` per second for all threads together (each thread its
 -- share), whatever the answers' latency, as long as a connection is free: "poisson" gaps at random around
--- their mean (independent agents), "even" gaps all alike. rate 0: each connection pauses pause_ms after
--- every answer (connections that start together then stay in step: their requests come in bursts).
+-- their mean (independent agents), "even" gaps all alike. (A fixed pause after each answer, as before,
+-- let the rate fall with the latency and kept connections that start together in step.) rate 0: each
+-- connection sends its next request on the answer.
 local rate = %(rate).6f
 local arrivals = "%(arrivals)s"
 local ffi = require("ffi")
@@ -71,7 +71,7 @@ end
 
 -- wrk asks before every request, the first ones included
 function delay()
-  if rate <= 0 then return pause_ms end
+  if rate <= 0 then return 0 end
   local period = 1000 * nthreads / rate
   local t = now_ms()
   if next_ms == nil then
@@ -154,14 +154,13 @@ class WrkRun:
 
 
 def start_wrk(wrk: str, base_url: str, path: str, *, connections: int, duration_s: float, out_dir: Path,
-              name: str, bodies: list[dict] | None = None, event_content: str = "", pause_ms: int = 0,
-              rate_per_s: float = 0.0, arrivals: str = "even") -> WrkRun:
+              name: str, bodies: list[dict] | None = None, event_content: str = "", rate_per_s: float = 0.0,
+              arrivals: str = "even") -> WrkRun:
     """wrk in the background: `connections` connections on up to 2 threads for `duration_s`, POSTing to
     `path` either `bodies` in turn or (with `event_content`) a distinct event per request, each connection
-    waiting `pause_ms` after every answer (a paced load: about connections × 1000 / (pause + latency)
-    requests/s; the achieved rate is in the result). With `rate_per_s`, requests start on a schedule of that
-    many per second instead, `arrivals` "even" or "poisson" (independent agents; see the script); the
-    connections must be enough for rate × latency requests in flight."""
+    sending its next request on the answer; the achieved rate is in the result. With `rate_per_s`, requests
+    start on a schedule of that many per second instead, `arrivals` "even" or "poisson" (independent
+    agents; see the script); the connections must be enough for rate × latency requests in flight."""
     if arrivals not in ("even", "poisson"):
         raise ValueError(f"arrivals must be even or poisson, not {arrivals!r}")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -169,7 +168,7 @@ def start_wrk(wrk: str, base_url: str, path: str, *, connections: int, duration_
     threads = max(1, min(2, connections))
     script.write_text(LUA % {
         "bodies": ",".join(_lua_string(json.dumps(b)) for b in (bodies or [{}])),
-        "event_content": event_content.replace('"', ""), "pause_ms": pause_ms, "path": path, "threads": threads,
+        "event_content": event_content.replace('"', ""), "path": path, "threads": threads,
         "rate": rate_per_s, "arrivals": arrivals})
     process = subprocess.Popen(
         [wrk, "-t", str(threads), "-c", str(connections), "-d", f"{max(1, round(duration_s))}s", "--timeout", "10s",

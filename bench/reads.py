@@ -388,7 +388,7 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
         if args.reads_api:
             reads_port = free_port()
             stack.start_api("api-reads", reads_port)
-            reads_url = f"http://{settings.api_host}:{reads_port}"
+            reads_url = stack.url(reads_port)
             stack.wait_for_api(90.0, "api-reads", reads_port)
         with httpx.Client(base_url=stack.base_url, timeout=120.0, trust_env=False) as client:
             per_route: dict[str, dict[int, dict]] = {"dense_direct": {}, "before_direct": {}, "search_direct": {},
@@ -621,7 +621,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="comma-separated sizes that get the concurrent phase (default: every size)")
     p.add_argument("--concurrent-readers", type=int, default=8,
                    help="per size, SearchMemory from this many wrk connections under ingest (0: skip)")
-    p.add_argument("--ingest-rate", type=float, default=500.0, help="events/s posted meanwhile, on a schedule (the rate reached is in each record)")
+    p.add_argument("--ingest-rate", type=float, default=500.0,
+                   help="events/s posted meanwhile, on a schedule (the rate reached is in each record)")
     p.add_argument("--reader-rate", type=float, default=16.0,
                    help="searches/s of the paced phase, all readers together, before the closed-loop one (0: skip)")
     p.add_argument("--reader-arrivals", choices=("poisson", "even"), default="poisson",

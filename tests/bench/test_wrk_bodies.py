@@ -45,7 +45,7 @@ def test_readers_send_every_body_across_threads(tmp_path: Path) -> None:
     try:
         bodies = [{"query": f"question {i}"} for i in range(12)]
         run = start_wrk(shutil.which("wrk"), f"http://127.0.0.1:{server.server_port}", "/search", connections=4,
-                        duration_s=1.0, out_dir=tmp_path, name="readers", bodies=bodies, pause_ms=5)
+                        duration_s=1.0, out_dir=tmp_path, name="readers", bodies=bodies)
         result = run.result()
     finally:
         server.shutdown()
