@@ -60,7 +60,8 @@ def _api_pid(cli: subprocess.Popen) -> int:
 def _priority(pid: int) -> tuple[int, int | None]:
     """(niceness, niceness of its scheduling group); the group's is None on kernels without autogroup."""
     group = Path(f"/proc/{pid}/autogroup")
-    group_nice = int(group.read_text().split()[-1]) if group.exists() else None
+    words = group.read_text().split() if group.exists() else []  # empty in the root group
+    group_nice = int(words[-1]) if words else None
     return psutil.Process(pid).nice(), group_nice
 
 
