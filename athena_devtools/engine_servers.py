@@ -116,14 +116,18 @@ _MILVUS_PORT_KEYS = ("proxy_port", "proxy_internal_port", "root_coord_port", "qu
 # Bounded consistency serves rows older than `common.gracefulTime` for sure (5000 ms in 2.3's milvus.yaml).
 # SearchMemory reads at Bounded (milvus_vectors.py); 1000 ms keeps its vector part inside SPEC S2's 2 s.
 BOUNDED_STALENESS_MS = 1000
+# Each component keeps an etcd lease (`common.session.ttl`, 30 s in 2.3) and the server shuts itself down
+# when a keepalive misses it. On 2 cores, seeding 1.5M vectors while the server built their HNSW indexes
+# starved the keepalives for 30 s and the server exited mid-run (bench/reads.py --vector-store milvus).
+SESSION_TTL_S = 300
 
 
-def _bound_staleness(config_path: Path, milliseconds: int) -> None:
-    """Set `common.gracefulTime` in a resolved milvus.yaml (the one key of that name in 2.3's template)."""
+def _set_config_key(config_path: Path, key: str, value: int) -> None:
+    """Set the integer `key` in a resolved milvus.yaml (a key found exactly once in 2.3's template)."""
     text = config_path.read_text()
-    updated, count = re.subn(r"(?m)^(\s+gracefulTime:)[ \t]*\d+", rf"\g<1> {int(milliseconds)}", text)
+    updated, count = re.subn(rf"(?m)^(\s+{key}:)[ \t]*\d+", rf"\g<1> {int(value)}", text)
     if count != 1:
-        raise EngineStartError(f"{config_path}: expected one gracefulTime key, found {count}")
+        raise EngineStartError(f"{config_path}: expected one {key} key, found {count}")
     config_path.write_text(updated)
 
 
@@ -160,7 +164,8 @@ class MilvusServerProcess:
         config.resolve_storage()
         config.update(**{k: self.ports[k] for k in (*_MILVUS_PORT_KEYS, "etcd_port")})
         config.resolve()  # writes <data_dir>/configs/milvus.yaml with these ports
-        _bound_staleness(self.data_dir / "configs" / "milvus.yaml", BOUNDED_STALENESS_MS)
+        _set_config_key(self.data_dir / "configs" / "milvus.yaml", "gracefulTime", BOUNDED_STALENESS_MS)
+        _set_config_key(self.data_dir / "configs" / "milvus.yaml", "ttl", SESSION_TTL_S)
         etcd_conf = self.data_dir / "configs" / "embedEtcd.yaml"
         client, peer = self.ports["etcd_port"], self.ports["etcd_peer_port"]
         etcd_conf.write_text(

@@ -57,6 +57,13 @@ stage in `athena_core/retrieval/stage_clock.STAGES`, measured by the search's ow
 every line records the API process's resident memory after the timed requests (`api_rss_mb`, from
 /proc/<pid>/status) and this process's (`bench_rss_mb`, which holds the same caches for the in-process runs).
 
+`--vector-store milvus` puts the chain and event vectors on a Milvus standalone server started here (the
+production vector engine, `athena_devtools/engine_servers.py`), in the collections the API opens
+(`build_vectors`); the documents and the lexical index stay SQLite. After seeding, the collections are
+flushed and the bench waits until the server has indexed every row (`vector_index_wait_s`), so the timed
+searches read the HNSW index. A Milvus run cannot reuse a data dir (the server's ports are new each run).
+With it, the 1M-event user: `--sizes 500000` (two events per chain).
+
 `--omp-threads 1` sets OMP_NUM_THREADS for this process and the API (default: unset, as shipped). On a
 loaded 2-core machine torch's default of one intra-op thread per core made a single-query embedding ~30x
 slower here (about 500 ms vs 17 ms), so that flag changes the figures a lot; every line records it.
@@ -219,6 +226,26 @@ def seed_user(stores, tenant: str, user: str, n: int, pool: list[tuple[str, str,
         documents.mark_chains_indexed(scope, ids, now)
 
 
+def wait_for_milvus_index(indexes, timeout_s: float = 3600.0) -> float:
+    """Flush the Milvus collections and wait until the server has indexed every row (HNSW under
+    AUTOINDEX): the timed searches then measure the index, not a brute-force scan of unindexed segments.
+    Returns the seconds waited."""
+    start = time.perf_counter()
+    for index in indexes:
+        index.client.flush(index.collection, timeout=600)
+    while True:
+        states = [index.client.describe_index(index.collection, "vector") for index in indexes]
+        # (2.3's pending_index_rows counts rows of segments in compaction too: not a done signal)
+        if all(st.get("indexed_rows", 0) >= st.get("total_rows", 0) for st in states):
+            break
+        if time.perf_counter() - start > timeout_s:
+            raise RuntimeError(f"Milvus still indexing after {timeout_s} s: {states}")
+        time.sleep(5)
+    waited = round(time.perf_counter() - start, 1)
+    log(f"[reads] Milvus indexes built in {waited} s: {states}")
+    return waited
+
+
 def rss_mb(pid: int | str = "self") -> float | None:
     """Resident memory of a process (Linux /proc), MB; None where /proc is missing."""
     try:
@@ -253,7 +280,8 @@ def seed_key(args: argparse.Namespace) -> dict:
     """What a data dir was seeded with; a reused dir must match it exactly."""
     return {"sizes": args.sizes, "pool": args.pool, "events_per_chain": args.events_per_chain,
             "noise": args.noise, "noise_sigma": args.noise_sigma, "seed": args.seed,
-            "layout": 2}  # 2: seeded events and chains marked indexed (older dirs are seeded again)
+            "layout": 2,  # 2: seeded events and chains marked indexed (older dirs are seeded again)
+            **({"vector_store": args.vector_store} if args.vector_store != "sqlite" else {})}
 
 
 def warm_every_worker(base_url: str, sid: str, texts: list[str], workers: int) -> None:
@@ -299,7 +327,7 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
     from athena_core.providers.factory import build_embedder
     from athena_api.dependencies import warm_up_and_freeze
     from athena_core.retrieval.hybrid_search import HybridSearch
-    from athena_core.wiring.runtime import build_graph
+    from athena_core.wiring.runtime import build_graph, build_vectors
     from athena_core.stores.lexical.sqlite_lexical import SqliteLexical
     from athena_core.wiring.settings import Settings
     from athena_devtools.stack import Stack
@@ -312,9 +340,18 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
     reuse = marker.exists() and json.loads(marker.read_text()) == seed_key(args)
     if marker.exists() and not reuse:
         raise SystemExit(f"{data_dir} was seeded with {marker.read_text()}, not {seed_key(args)}: use another dir")
+    if reuse and args.vector_store == "milvus":
+        raise SystemExit("--vector-store milvus seeds a fresh Milvus server each run: give a new --data-dir")
     env_backup = os.environ.pop("ATHENA_REDIS_URL", None)  # always the embedded Redis
+    milvus = None
+    if args.vector_store == "milvus":  # the production vector engine: a standalone server on loopback
+        from athena_devtools.engine_servers import MilvusServerProcess
+
+        milvus = MilvusServerProcess(data_dir=root / "milvus").start()
+        log(f"[reads] Milvus server at {milvus.uri}")
     settings = Settings(data_dir=data_dir, api_host="127.0.0.1", api_port=free_port(), document_store="sqlite",
-                        auth_mode="off", llm_provider="offline", embedding_provider="local", vector_store="sqlite",
+                        auth_mode="off", llm_provider="offline", embedding_provider="local",
+                        vector_store=args.vector_store, milvus_uri=milvus.uri if milvus else "",
                         api_workers=args.api_workers)
     queries = QueryPool(args.seed)
     omp_env = {"OMP_NUM_THREADS": str(args.omp_threads)} if args.omp_threads else {}
@@ -341,9 +378,13 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
         f"({len(pool) / embed_s:.1f}/s), load {load_avg()}")
 
     documents = SqliteDocuments(settings.sqlite_path)
-    vectors = SqliteVectors(data_dir / "vectors.sqlite3", embedder.dimension, model_name=embedder.model_name)
-    event_vectors = SqliteVectors(data_dir / "event_vectors.sqlite3", embedder.dimension,
-                                  model_name=embedder.model_name)
+    if milvus is not None:  # the collections the API opens (build_vectors), filled here
+        vectors = build_vectors(settings, embedder.dimension, "chains")
+        event_vectors = build_vectors(settings, embedder.dimension, "events")
+    else:
+        vectors = SqliteVectors(data_dir / "vectors.sqlite3", embedder.dimension, model_name=embedder.model_name)
+        event_vectors = SqliteVectors(data_dir / "event_vectors.sqlite3", embedder.dimension,
+                                      model_name=embedder.model_name)
     lexical = SqliteLexical(data_dir / "lexical.sqlite3", max_df=settings.search_lexical_max_df)
     stores = (documents, vectors, event_vectors, lexical)
     nrng = np.random.default_rng(args.seed)
@@ -358,6 +399,7 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
     for k in range(2 if not reuse else 0):
         seed_user(stores, f"reads-other-{k}", "u0", args.noise, pool, pool_vectors, nrng, args.noise_sigma,
                   args.events_per_chain)
+    index_wait_s = wait_for_milvus_index((vectors, event_vectors)) if milvus is not None else None
     if reuse:
         log(f"[reads] reusing the seeded data dir {data_dir}")
         seed_info = {n: 0.0 for n in args.sizes}
@@ -367,7 +409,8 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
     # -- 2. API ---------------------------------------------------------------------------------------
     stack = Stack(settings=settings, with_beat=False, extra_env={
         "ATHENA_AUTH_MODE": "off", "ATHENA_DOCUMENT_STORE": "sqlite", "ATHENA_PRODUCTION": "0",
-        "ATHENA_LLM_PROVIDER": "offline", "ATHENA_EMBEDDING_PROVIDER": "local", "ATHENA_VECTOR_STORE": "sqlite",
+        "ATHENA_LLM_PROVIDER": "offline", "ATHENA_EMBEDDING_PROVIDER": "local",
+        "ATHENA_VECTOR_STORE": args.vector_store, "ATHENA_MILVUS_URI": settings.milvus_uri,
         **omp_env, **({"ATHENA_WORKER_NICE": str(args.worker_nice)} if args.worker_nice is not None else {})})
     reader = MemoryReader(documents, vectors, embedder, settings)
     graph = build_graph(settings)
@@ -486,6 +529,8 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                         "pool": len(pool),
                         "omp_threads": args.omp_threads,
                         "seed_seconds": seed_info[n],
+                        "vector_store": args.vector_store,
+                        "vector_index_wait_s": index_wait_s,
                         "load_avg_before": load_before,
                         "load_avg_after": load_after,
                         **machine_info(),
@@ -521,6 +566,8 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
         event_vectors.close()
         lexical.close()
         graph.close()
+        if milvus is not None:
+            milvus.stop()
         if env_backup is not None:
             os.environ["ATHENA_REDIS_URL"] = env_backup
 
@@ -639,6 +686,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="the concurrent phases' readers search through a second API process on another port, "
                         "the ingest posts to the first")
     p.add_argument("--concurrent-seconds", type=float, default=10.0, help="length of that phase (quick 5)")
+    p.add_argument("--vector-store", choices=("sqlite", "milvus"), default="sqlite",
+                   help="sqlite: the embedded default; milvus: a Milvus standalone server started here (the "
+                        "production vector engine; documents and lexical index stay SQLite; no reuse)")
     p.add_argument("--data-dir", default=None,
                    help="keep the seeded files here and reuse them when seeded alike (see the docstring)")
     args = p.parse_args(argv)

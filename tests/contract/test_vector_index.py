@@ -519,7 +519,7 @@ def test_milvus_server_reads_name_their_consistency_per_call(milvus_server_uri, 
         index.similarities(scope, data[0], ["c0", "c1"])
         assert index.delete(scope, ["c2"]) == 1
         assert spy.levels == [("search", "Strong"), ("query", "Strong"), ("query", "Strong"),
-                              ("search", "Bounded"), ("search", "Bounded"), ("get", "Strong")]
+                              ("search", "Bounded"), ("get", "Bounded"), ("get", "Strong")]
         index.client = spy._client  # type: ignore[assignment]
     finally:
         index.client.drop_collection(collection)

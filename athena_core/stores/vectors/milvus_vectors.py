@@ -339,22 +339,21 @@ class MilvusVectors:
         return hits
 
     def similarities(self, scope: UserScope, vector: np.ndarray, chain_ids: list[str]) -> dict[str, float]:
-        """A search restricted to these ids: Milvus scores exactly the rows the filter keeps."""
+        """The named rows fetched by primary key (which carries the scope: another user's row has another
+        pk), scored here: stored vectors are unit length, so the cosine is a dot product. A search filtered
+        on `chain_id in [...]` gave the same scores but evaluated the filter over the user's rows: on a
+        2.3.5 server, p50 8.5 ms against 4 ms at 300k rows, ~27 ms per call at 1M (docs/retrieval.md)."""
         query = as_unit_vector(vector, self.dimension)
-        ids = [check_id(c, "chain_id") for c in dict.fromkeys(chain_ids)]
-        if not ids:
+        pks = [self._pk(scope, c) for c in dict.fromkeys(chain_ids)]
+        if not pks:
             return {}
-        expression, params = self._scope_filter(scope)
-        if params:
-            kwargs = {"filter": expression + " and chain_id in {ids}", "filter_params": {**params, "ids": ids}}
-        else:
-            kwargs = {"filter": expression + f" and chain_id in [{', '.join(_literal(c) for c in ids)}]"}
-        result = self._loaded(lambda: self.client.search(
-            self.collection, data=[query.tolist()], limit=len(ids), output_fields=["chain_id"],
-            search_params={"metric_type": "COSINE"}, consistency_level=self._search_level(),
-            timeout=self.timeout, **kwargs,
-        ))
-        return {hit["entity"]["chain_id"]: _clamp(float(hit["distance"])) for hit in (result[0] if result else [])}
+        level = self._search_level()
+        rows = self._loaded(lambda: self.client.get(self.collection, ids=pks, output_fields=["chain_id", "vector"],
+                                                    consistency_level=level, timeout=self.timeout))
+        if not rows:
+            return {}
+        scores = np.asarray([row["vector"] for row in rows], dtype=np.float32) @ query
+        return {row["chain_id"]: _clamp(float(score)) for row, score in zip(rows, scores)}
 
     def vectors_of(self, scope: UserScope, chain_ids: list[str]) -> dict[str, np.ndarray]:
         """Stored vectors by id (a query on the scope and the ids, vector field returned)."""
