@@ -10,10 +10,10 @@ import json
 import math
 import os
 import platform
-import socket
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
+from athena_devtools.engine_servers import free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 RESULTS_DIR = REPO_ROOT / "bench" / "results"
@@ -35,12 +35,6 @@ def percentile(sorted_values: list[float], q: float) -> float:
         return math.nan
     rank = max(1, math.ceil(q / 100.0 * len(sorted_values)))
     return sorted_values[min(rank, len(sorted_values)) - 1]
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
 
 
 def utc_stamp() -> str:

@@ -345,9 +345,9 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
     env_backup = os.environ.pop("ATHENA_REDIS_URL", None)  # always the embedded Redis
     milvus = None
     if args.vector_store == "milvus":  # the production vector engine: a standalone server on loopback
-        from athena_devtools.engine_servers import MilvusServerProcess
+        from athena_devtools.engine_servers import BENCH_SESSION_TTL_S, MilvusServerProcess
 
-        milvus = MilvusServerProcess(data_dir=root / "milvus").start()
+        milvus = MilvusServerProcess(data_dir=root / "milvus", session_ttl_s=BENCH_SESSION_TTL_S).start()
         log(f"[reads] Milvus server at {milvus.uri}")
     settings = Settings(data_dir=data_dir, api_host="127.0.0.1", api_port=free_port(), document_store="sqlite",
                         auth_mode="off", llm_provider="offline", embedding_provider="local",

@@ -59,6 +59,7 @@ from athena_core.wiring.runtime import build_lexical, build_vectors
 from athena_core.wiring.settings import Settings
 from athena_devtools.stack import Stack
 from athena_core.stores.documents.sqlite_documents import SqliteDocuments
+from athena_devtools.engine_servers import free_port
 
 FAULT_KINDS = ("worker", "redis", "api")
 
@@ -91,14 +92,6 @@ REPLIES = [
     "Wrap the legacy invoice calls of module {i} behind one adapter, then replace them one at a time.",
 ]
 EVENT_KINDS = [("agent", "thought"), ("agent", "action"), ("system", "observation")]
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def scale_from_env() -> float:

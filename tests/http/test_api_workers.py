@@ -3,7 +3,6 @@ queue on the WAL lock instead of failing, they share the supervisor's embedded R
 answered 201 is in the log."""
 from __future__ import annotations
 
-import socket
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -15,12 +14,7 @@ from athena_core.stores.documents.sqlite_documents import SqliteDocuments
 from athena_core.wiring.embedded_redis import socket_path
 from athena_core.wiring.settings import Settings
 from athena_devtools.stack import Stack
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from athena_devtools.engine_servers import free_port as _free_port
 
 
 def test_two_api_processes_accept_concurrent_posts_and_every_201_is_in_the_log(tmp_path: Path) -> None:

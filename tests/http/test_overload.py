@@ -5,7 +5,6 @@ the same flood through them stores every event, each once."""
 from __future__ import annotations
 
 import asyncio
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -18,12 +17,7 @@ from athena_api.app import create_app
 from athena_client.client import AsyncAthenaClient
 from athena_core.models.scope import AgentScope
 from athena_core.wiring.runtime import build_runtime
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from athena_devtools.engine_servers import free_port
 
 
 class FakeSlowDisk:

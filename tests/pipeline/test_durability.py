@@ -1,7 +1,6 @@
 """Nothing accepted is lost (SPEC S7): the real stack as processes, HTTP on loopback, Redis stopped."""
 from __future__ import annotations
 
-import socket
 import time
 from pathlib import Path
 
@@ -12,12 +11,7 @@ from athena_core.models.scope import AgentScope
 from athena_core.wiring.settings import Settings
 from athena_devtools.stack import Stack
 from athena_core.stores.documents.sqlite_documents import SqliteDocuments
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from athena_devtools.engine_servers import free_port
 
 
 def test_events_stored_while_the_broker_is_down_are_swept_into_the_pipeline(tmp_path: Path) -> None:

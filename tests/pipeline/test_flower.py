@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,14 +17,9 @@ from celery import Celery
 from athena_core.wiring.embedded_redis import location_from_url
 from athena_core.wiring.settings import Settings
 from athena_devtools.stack import Stack
+from athena_devtools.engine_servers import free_port
 
 FLOWER_USER, FLOWER_PASSWORD = "ops", "flower-test-password"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _wait(what: str, check, timeout_s: float, alive) -> object:  # noqa: ANN001

@@ -1,4 +1,4 @@
-"""`_set_config_key`: the harness's Milvus server settings (Bounded staleness, session lease TTL) are
+"""`_set_config_key`: the harness's Milvus server settings (Bounded staleness; the bench's session lease TTL) are
 written into the resolved milvus.yaml, and a template that does not hold the key exactly once is refused
 rather than silently left at its default."""
 from __future__ import annotations
