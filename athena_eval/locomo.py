@@ -21,7 +21,6 @@ import json
 from collections import Counter
 import re
 import shutil
-import socket
 import tempfile
 import threading
 import time
@@ -307,12 +306,6 @@ def promote_and_wait(stack_settings, documents, users, timeout_s: float, echo: E
     return {"hot_chains": awaiting_before, "unpromoted_at_end": awaiting, "wait_s": round(time.monotonic() - start, 1)}
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _stamp() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
@@ -341,6 +334,7 @@ def run_eval(
     """
     from athena_client.client import AthenaClient
     from athena_core.wiring.settings import Settings
+    from athena_devtools.engine_servers import free_port
     from athena_devtools.stack import Stack
 
     t_start = time.monotonic()
@@ -355,7 +349,7 @@ def run_eval(
          f"{total_events} turns, {len(questions)} questions")
 
     data_dir = Path(tempfile.mkdtemp(prefix="athena-locomo-"))
-    settings = Settings(data_dir=data_dir, api_port=_free_port(), redis_url=None)
+    settings = Settings(data_dir=data_dir, api_port=free_port(), redis_url=None)
     timings: dict[str, float] = {}
     wait: dict = {}
     stack = Stack(settings, extra_env=dict(FAST_ENV))

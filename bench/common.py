@@ -13,6 +13,7 @@ import platform
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
+
 from athena_devtools.engine_servers import free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -518,7 +518,7 @@ def test_milvus_server_reads_name_their_consistency_per_call(milvus_server_uri, 
         index.search(scope, data[0], limit=2)
         index.similarities(scope, data[0], ["c0", "c1"])
         assert index.delete(scope, ["c2"]) == 1
-        assert spy.levels == [("search", "Strong"), ("query", "Strong"), ("query", "Strong"),
+        assert spy.levels == [("search", "Strong"), ("get", "Strong"), ("query", "Strong"),
                               ("search", "Bounded"), ("get", "Bounded"), ("get", "Strong")]
         index.client = spy._client  # type: ignore[assignment]
     finally:

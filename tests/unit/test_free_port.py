@@ -3,16 +3,18 @@ closed; the harness configures a Milvus server with nine ports drawn one after a
 out equal (its management HTTP server took the gRPC port). A port is never handed out twice."""
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from athena_devtools import engine_servers
 
 
 class RepeatingOsSocket:
-    """Stands in for the OS's port choice, which cannot be made to repeat on demand: it gives these ports
-    in turn, the first one twice."""
+    """Stands in for the OS's port choice, which cannot be made to repeat on demand: each bind takes the
+    next of `ports`, which the test sets."""
 
-    ports = iter([47001, 47001, 47002])
+    ports: Iterator[int] = iter(())
 
     def __init__(self, *args: object) -> None:
         self.port = 0
@@ -32,6 +34,7 @@ class RepeatingOsSocket:
 
 def test_a_port_the_os_repeats_is_not_handed_out_again(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(engine_servers, "_HANDED_OUT", set())
+    monkeypatch.setattr(RepeatingOsSocket, "ports", iter([47001, 47001, 47002]))
     monkeypatch.setattr(engine_servers.socket, "socket", RepeatingOsSocket)
     assert [engine_servers.free_port(), engine_servers.free_port()] == [47001, 47002]
 

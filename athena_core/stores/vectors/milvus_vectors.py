@@ -2,8 +2,9 @@
 
 One collection holds every tenant's chain vectors. `pk` = "tenant:user:chain" (scope and chain ids can
 never contain ':'), `tenant_id` is the partition key, and every search and delete is filtered on
-tenant_id AND user_id (SPEC S1); a read by pk (`similarities`) is scoped by the pk it builds. COSINE metric: the returned distance *is* the cosine similarity
-(1 for the same direction, -1 for the opposite one).
+tenant_id AND user_id (SPEC S1); a read of named rows (`similarities`, `vectors_of`) is by the pks it
+builds from the scope. COSINE metric: the returned distance *is* the cosine similarity (1 for the same
+direction, -1 for the opposite one).
 
 Filters use Milvus expression templates (`filter_params`, bound values) when the engine supports them
 (Milvus server 2.5+). Milvus Lite 3.x does not parse templates, so there the values are rendered as
@@ -345,31 +346,25 @@ class MilvusVectors:
         2.3.5 server, p50 8.5 ms against 4 ms at 300k rows; SearchMemory's similarities stage at a 1M-event
         user p50 54 ms before, 17 ms after (docs/retrieval.md, twelfth round)."""
         query = as_unit_vector(vector, self.dimension)
+        stored = self._stored_vectors(scope, chain_ids, self._search_level())
+        if not stored:
+            return {}
+        scores = np.stack(list(stored.values())) @ query
+        return {chain_id: _clamp(float(score)) for chain_id, score in zip(stored, scores)}
+
+    def vectors_of(self, scope: UserScope, chain_ids: list[str]) -> dict[str, np.ndarray]:
+        """Stored vectors by id. Strong: they were stored by another task, perhaps in another worker
+        process, just before."""
+        return self._stored_vectors(scope, chain_ids, STRONG)
+
+    def _stored_vectors(self, scope: UserScope, chain_ids: list[str], level: str) -> dict[str, np.ndarray]:
+        """The named rows of this scope, fetched by pk (no filter evaluated over the user's rows)."""
         pks = [self._pk(scope, c) for c in dict.fromkeys(chain_ids)]
         if not pks:
             return {}
-        level = self._search_level()
         rows = self._loaded(lambda: self.client.get(self.collection, ids=pks, output_fields=["chain_id", "vector"],
                                                     consistency_level=level, timeout=self.timeout))
-        if not rows:
-            return {}
-        scores = np.asarray([row["vector"] for row in rows], dtype=np.float32) @ query
-        return {row["chain_id"]: _clamp(float(score)) for row, score in zip(rows, scores)}
-
-    def vectors_of(self, scope: UserScope, chain_ids: list[str]) -> dict[str, np.ndarray]:
-        """Stored vectors by id (a query on the scope and the ids, vector field returned)."""
-        ids = [check_id(c, "chain_id") for c in dict.fromkeys(chain_ids)]
-        if not ids:
-            return {}
-        expression, params = self._scope_filter(scope)
-        if params:
-            kwargs = {"filter": expression + " and chain_id in {ids}", "filter_params": {**params, "ids": ids}}
-        else:
-            kwargs = {"filter": expression + f" and chain_id in [{', '.join(_literal(c) for c in ids)}]"}
-        # Strong: the vectors were stored by another task, perhaps in another worker process, just before.
-        rows = self._loaded(lambda: self.client.query(self.collection, output_fields=["chain_id", "vector"],
-                                                      consistency_level=STRONG, timeout=self.timeout, **kwargs))
-        return {r["chain_id"]: np.asarray(r["vector"], dtype=np.float32) for r in rows}
+        return {row["chain_id"]: np.asarray(row["vector"], dtype=np.float32) for row in rows}
 
     def count(self, scope: UserScope) -> int:
         rows = self._loaded(lambda: self.client.query(
