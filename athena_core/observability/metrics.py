@@ -59,3 +59,14 @@ EXTRACTION_RELATION_CORRECTIONS = Counter(
     "athena_extraction_relation_corrections_total",
     "Extracted relations outside the vocabulary, rewritten to RELATES_TO (original kept in the nuance)",
 )
+# The embedded default's per-user vector cache (stores/vectors/sqlite_vectors.py): how often a user's rows
+# are copied (a replaced or removed row, or growth past the spare room) and indexes built over them.
+VECTOR_ROWS_COPIED = Counter(
+    "athena_vector_cache_copies_total", "A user's cached vector rows copied into new rows", ["reason"],
+)  # reason: replaced|removed|grown
+VECTOR_INDEX_BUILDS = Counter(
+    "athena_vector_index_builds_total", "Indexes built over a user's cached vectors", ["kind"],
+)  # kind: exact|approximate
+VECTOR_INDEX_BUILD_SECONDS = Counter(
+    "athena_vector_index_build_seconds_total", "Thread time spent building those indexes", ["kind"],
+)

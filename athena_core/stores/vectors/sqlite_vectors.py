@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from athena_core.models.scope import UserScope
+from athena_core.observability import metrics
 from athena_core.models.errors import EmbeddingDimensionMismatch
 from athena_core.stores.vectors.port import VectorHit, own_writes_required
 from athena_core.stores.sqlite_file import SqliteFile
@@ -149,7 +150,12 @@ class _Matrix:
 
     def _build_coarse(self, build: Callable[[np.ndarray], CoarseIndex | None]) -> None:
         try:
+            started = time.thread_time()
             index = build(self.matrix)
+            if index is not None:
+                kind = "approximate" if index.approximate else "exact"
+                metrics.VECTOR_INDEX_BUILDS.labels(kind).inc()
+                metrics.VECTOR_INDEX_BUILD_SECONDS.labels(kind).inc(time.thread_time() - started)
             current = self.shared.coarse
             if index is not None and (current is None or index.ntotal > current.ntotal):
                 self.shared.coarse = index
@@ -307,6 +313,7 @@ class SqliteVectors:
             ids = entry.ids + [c for c, _ in added]
             if entry.shared.append(entry.n, tail):
                 return _Matrix(version, ids, entry.shared)
+            metrics.VECTOR_ROWS_COPIED.labels("grown").inc()
             return _Matrix(version, ids, _Rows.copied(entry.matrix, tail, self.dimension))
         if removed:
             keep = [i for i, c in enumerate(entry.ids) if c not in removed]
@@ -314,6 +321,7 @@ class SqliteVectors:
             where: dict[str, int] | None = {c: i for i, c in enumerate(ids)} if replaced else {}
         else:
             ids, head, where = entry.ids, entry.matrix, None
+        metrics.VECTOR_ROWS_COPIED.labels("removed" if removed else "replaced").inc()
         shared = _Rows.copied(head, tail, self.dimension)
         for chain_id, vector in replaced.items():
             row = entry.position(chain_id) if where is None else where.get(chain_id)
