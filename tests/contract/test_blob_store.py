@@ -5,7 +5,6 @@ it uses the same boto3 client code that talks to MinIO in production.
 """
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 
 import pytest
@@ -14,6 +13,7 @@ from athena_core.models.scope import UserScope
 from athena_core.stores.blobs.contained_path import PathEscape
 from athena_core.stores.blobs.local_blobs import LocalBlobs
 from athena_core.stores.blobs.port import BlobStore
+from athena_devtools.engine_servers import free_port
 
 A = UserScope(tenant_id="ta", user_id="u1")
 B = UserScope(tenant_id="tb", user_id="u1")
@@ -22,9 +22,7 @@ B = UserScope(tenant_id="tb", user_id="u1")
 @pytest.fixture(scope="module")
 def moto_s3_double() -> Iterator[str]:
     moto_server = pytest.importorskip("moto.server")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port)
     server.start()
     yield f"http://127.0.0.1:{port}"
