@@ -60,7 +60,8 @@ EXTRACTION_RELATION_CORRECTIONS = Counter(
     "Extracted relations outside the vocabulary, rewritten to RELATES_TO (original kept in the nuance)",
 )
 # The embedded default's per-user vector cache (stores/vectors/sqlite_vectors.py): how often a user's rows
-# are copied (a replaced or removed row, or growth past the spare room) and indexes built over them.
+# are copied (a replaced or removed row, or new rows that could not be appended in place: no spare room
+# left, or the rows already extended by a newer version) and indexes built over them.
 VECTOR_ROWS_COPIED = Counter(
     "athena_vector_cache_copies_total", "A user's cached vector rows copied into new rows", ["reason"],
 )  # reason: replaced|removed|grown

@@ -27,12 +27,12 @@ import jwt
 from athena_core.models.events import EventStatus
 from athena_core.models.scope import UserScope
 from athena_core.wiring.settings import Settings
+from athena_devtools.engine_servers import free_port
 from athena_devtools.stack import Stack
 from athena_core.stores.documents.sqlite_documents import SqliteDocuments
 from tests.faults.bad_inputs import (
     ADMIN_KEY, API_KEY, AUTH_ENV, CASES, JWT_SECRET, OTHER_KEY, TENANT, USER, Case, request_body,
 )
-from tests.pipeline.test_durability import free_port
 
 FAST = {
     "ATHENA_IDLE_FLUSH_EVERY_S": "1",

@@ -11,15 +11,11 @@ from prometheus_client import REGISTRY
 from athena_core.models.scope import UserScope
 from athena_core.stores.vectors.sqlite_vectors import SqliteVectors
 from athena_core.stores.vectors.top_k import COARSE_MIN_ROWS
+from tests.unit.test_vector_top_k import unit_rows
 
 
 def counted(name: str, **labels: str) -> float:
     return REGISTRY.get_sample_value(name, labels) or 0.0
-
-
-def unit_rows(rng: np.random.Generator, n: int) -> np.ndarray:
-    m = rng.normal(size=(n, 384)).astype(np.float32)
-    return m / np.linalg.norm(m, axis=1, keepdims=True)
 
 
 def test_copies_of_a_users_rows_are_counted_by_reason(tmp_path) -> None:

@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 
 from athena_core.models.scope import UserScope
-from athena_core.observability import metrics
 from athena_core.models.errors import EmbeddingDimensionMismatch
+from athena_core.observability import metrics
 from athena_core.stores.vectors.port import VectorHit, own_writes_required
 from athena_core.stores.sqlite_file import SqliteFile
 from athena_core.stores.sqlite_one_step import rows_in_one_step
