@@ -447,6 +447,56 @@ def test_an_event_log_from_before_indexed_at_is_migrated(tmp_path) -> None:
         store.close()
 
 
+
+def _without_rowid_chains(schema: str) -> str:
+    """The schema with `chains` in its layout before the fourteenth reads round (a WITHOUT ROWID table)."""
+    rowid = "    last_event_at REAL NOT NULL, doc TEXT NOT NULL\n);\n"
+    assert rowid in schema
+    return schema.replace(rowid, "    last_event_at REAL NOT NULL, doc TEXT NOT NULL\n) WITHOUT ROWID;\n")
+
+
+@pytest.mark.parametrize("with_indexed_at", [True, False], ids=["chains-with-indexed-at", "oldest-chains"])
+def test_chains_of_the_without_rowid_layout_are_moved_to_a_rowid_table(tmp_path, with_indexed_at: bool) -> None:
+    """SQLite: a file whose `chains` is a WITHOUT ROWID table (every 1.2 KB chain document on an overflow
+    page) is moved to a rowid table on open, with every chain, its columns and its indexes; again a no-op."""
+    import sqlite3
+
+    path = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(path)
+    conn.executescript(_without_rowid_chains(SqliteDocuments.schema))
+    if with_indexed_at:
+        conn.execute("ALTER TABLE chains ADD COLUMN indexed_at REAL")
+        conn.execute("ALTER TABLE chains ADD COLUMN updated_at REAL")
+    chains = [_chain(A, f"chn_{i}", T0 + timedelta(minutes=i)) for i in range(3)] + [_chain(B, "chn_b", T0)]
+    for chain in chains:
+        conn.execute("INSERT INTO chains (chain_id, tenant_id, user_id, status, last_event_at, doc) "
+                     "VALUES (?, ?, ?, 'active', ?, ?)", (chain.chain_id, chain.tenant_id, chain.user_id,
+                                                          chain.last_event_at.timestamp(), chain.model_dump_json()))
+    if with_indexed_at:  # one indexed, the others not: the state survives the move
+        conn.execute("UPDATE chains SET indexed_at = 1, updated_at = 1 WHERE chain_id = 'chn_0'")
+        conn.execute("UPDATE chains SET updated_at = 2 WHERE chain_id != 'chn_0'")
+    conn.commit()
+    conn.close()
+
+    store = SqliteDocuments(path)
+    try:
+        table = store._conn().execute("SELECT sql FROM sqlite_master WHERE name = 'chains'").fetchone()[0]
+        assert "WITHOUT ROWID" not in table.upper()
+        indexes = {r[0] for r in store._conn().execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'chains' AND sql IS NOT NULL")}
+        assert indexes == {"chains_by_user_recency", "chains_not_indexed"}
+        assert store.get_chains(A.user_scope, ["chn_2", "chn_0", "chn_b"]) == [chains[2], chains[0]]
+        assert [c.chain_id for c in store.recent_chains(A.user_scope)] == ["chn_2", "chn_1", "chn_0"]
+        unindexed = [c.chain_id for c in store.unindexed_chains(A.user_scope, 10)]
+        assert sorted(unindexed) == (["chn_1", "chn_2"] if with_indexed_at else ["chn_0", "chn_1", "chn_2"])
+        store.upsert_chain(_chain(A, "chn_new", T0))  # the moved table takes writes
+        assert [c.chain_id for c in store.get_chains(A.user_scope, ["chn_new"])] == ["chn_new"]
+        again = SqliteDocuments(path)  # opening again is a no-op
+        assert [c.chain_id for c in again.recent_chains(A.user_scope)] == ["chn_2", "chn_1", "chn_new", "chn_0"]  # a tie: chain id, descending
+        again.close()
+    finally:
+        store.close()
+
 # -- batch atomicity (SPEC S2: the batch route is all-or-nothing; issue 17) -------------------------------
 def test_a_failing_batch_stores_none_of_its_events_on_the_mongo_wire_server(mongo_wire_url) -> None:
     """The third event of a batch breaks a unique index after the first two were inserted: the transaction
