@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -24,6 +25,11 @@ class Embedder(Protocol):
         """Return an array of shape (len(texts), dimension), float32, each row L2-normalised."""
         ...
 
+    def embed_query(self, texts: list[str]) -> np.ndarray:
+        """As `embed`, for search queries: an engine may embed them in another form (e5's "query: "
+        side) or faster at a small cost in accuracy (MiniLM's int8 queries); stored texts use `embed`."""
+        ...
+
 
 def normalise_rows(vectors: np.ndarray) -> np.ndarray:
     """L2-normalise each row; a zero row stays zero instead of becoming NaN."""
@@ -37,7 +43,8 @@ class CachedEmbedder:
     """An in-process LRU cache keyed by (model, sha256(text)) in front of any Embedder.
 
     The pipeline embeds the same user message twice (break gate, then chain), and queries repeat,
-    so the cache saves a model call on most of them. `hits` and `misses` feed the metrics.
+    so the cache saves a model call on most of them. `hits` and `misses` feed the metrics. Queries
+    (`embed_query`) are kept apart from stored texts: the engine may give them other vectors.
     """
 
     def __init__(self, inner: Embedder, max_entries: int = 50_000) -> None:
@@ -49,14 +56,20 @@ class CachedEmbedder:
         self.hits = 0
         self.misses = 0
 
-    def _key(self, text: str) -> tuple[str, str]:
-        return (self.model_name, hashlib.sha256(text.encode("utf-8")).hexdigest())
+    def _key(self, text: str, form: str) -> tuple[str, str]:
+        return (f"{self.model_name}:{form}", hashlib.sha256(text.encode("utf-8")).hexdigest())
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        return self._cached(texts, "text", self.inner.embed)
+
+    def embed_query(self, texts: list[str]) -> np.ndarray:
+        return self._cached(texts, "query", self.inner.embed_query)
+
+    def _cached(self, texts: list[str], form: str, embed: Callable[[list[str]], np.ndarray]) -> np.ndarray:
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         missing: dict[tuple[str, str], list[int]] = {}
         for i, text in enumerate(texts):
-            key = self._key(text)
+            key = self._key(text, form)
             cached = self._cache.get(key)
             if cached is not None:
                 self._cache.move_to_end(key)
@@ -69,7 +82,7 @@ class CachedEmbedder:
             self.misses += len(missing)
             metrics.EMBEDDING_CACHE.labels("miss").inc(len(missing))
             first_index = [positions[0] for positions in missing.values()]
-            fresh = self.inner.embed([texts[i] for i in first_index])
+            fresh = embed([texts[i] for i in first_index])
             for (key, positions), vector in zip(missing.items(), fresh):
                 for i in positions:
                     out[i] = vector

@@ -33,7 +33,8 @@ def build_embedder(settings: Settings) -> CachedEmbedder:
         from athena_core.providers.local_embedder import LocalEmbedder
 
         inner = LocalEmbedder(settings.embedding_model, threads=settings.embedding_threads or None,
-                              runtime=settings.embedding_runtime, cache_dir=settings.model_cache_dir)
+                              runtime=settings.embedding_runtime, cache_dir=settings.model_cache_dir,
+                              query_precision=settings.embedding_query_precision)
     return CachedEmbedder(inner, max_entries=settings.embedding_cache_size)
 
 
@@ -45,4 +46,4 @@ def prepare_embedder(settings: Settings) -> str:
     from athena_core.providers.local_embedder import prepare
 
     return prepare(settings.embedding_model, settings.embedding_runtime, settings.model_cache_dir,
-                   settings.embedding_threads or None)
+                   settings.embedding_threads or None, settings.embedding_query_precision)

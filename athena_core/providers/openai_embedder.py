@@ -70,6 +70,10 @@ class OpenAIEmbedder:
             out[start:start + len(batch)] = self._embed_batch(batch)
         return out
 
+    def embed_query(self, texts: list[str]) -> np.ndarray:
+        """The same vectors as `embed`: OpenAI's models have one form for queries and stored texts."""
+        return self.embed(texts)
+
     def _embed_batch(self, batch: list[str]) -> np.ndarray:
         kwargs: dict = {"model": self.model_name, "input": batch, "encoding_format": "float"}
         if self._request_dimensions is not None:

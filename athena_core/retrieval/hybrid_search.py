@@ -166,7 +166,7 @@ class HybridSearch:
     def _dense_lists(self, scope: UserScope, query: str, n: int, clock: StageClock):
         """(query vector, event ids by cosine, their cosines, chain hits by cosine)."""
         with clock("embedding"):
-            vector = self.embedder.embed([query])[0]
+            vector = self.embedder.embed_query([query])[0]
         with clock("dense"):
             event_dense, cosine = self._event_dense(scope, vector, n)
             chain_dense = self.chain_vectors.search(scope, vector, n)
