@@ -202,6 +202,7 @@ class Stack:
         self.settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.reset_metrics()
         prepare_embedder(self.settings)  # the model's one-time export here, not in the API and worker at once
+        self.open_files_once()
         self.start_redis()
         self.start_api()
         self.start_worker()
@@ -209,6 +210,18 @@ class Stack:
         if self.with_beat:
             self.start_beat()
         self.wait_for_api(timeout_s)
+
+    def open_files_once(self) -> None:
+        """Open the embedded default's document and lexical files here first: a file of an older layout is
+        moved on open (chains to a rowid table, the lexical index's layouts), and done here it is done once,
+        before the API and the workers open the file together and wait on its lock meanwhile."""
+        from athena_core.wiring.runtime import build_documents, build_lexical
+
+        if self.settings.document_store == "sqlite":
+            build_documents(self.settings).close()
+        if self.settings.lexical_store == "sqlite" or (
+                self.settings.lexical_store == "auto" and self.settings.document_store == "sqlite"):
+            build_lexical(self.settings).close()
 
     def wait_for_api(self, timeout_s: float = 60.0, name: str = "api", port: int | None = None) -> None:
         """Until the API process `name` (on `port`, default the settings' one) answers /health."""

@@ -107,8 +107,9 @@ def ensure_quantized(model_dir: Path, exported: Path) -> Path:
 
 def prepare(model: str, runtime: str, cache_dir: Path | None, threads: int | None = 1,
             query_precision: str = "float32") -> str:
-    """Make the model ready before processes start: the ONNX export when MiniLM runs on ONNX Runtime, and
-    nothing else (no model is loaded here, so a start with the file in place costs a stat). Says what will run."""
+    """Make the model ready before processes start: the ONNX export when MiniLM runs on ONNX Runtime, and with
+    int8 queries its int8 form, each made and checked once; nothing else (a start with the files in place costs
+    a stat or two, no model is loaded). Says what will run."""
     if _ALIASES.get(model.strip().lower()) != "all-MiniLM-L6-v2":
         return f"{model}: nothing to prepare"
     if runtime != "onnx":

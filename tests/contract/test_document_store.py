@@ -497,6 +497,24 @@ def test_chains_of_the_without_rowid_layout_are_moved_to_a_rowid_table(tmp_path,
     finally:
         store.close()
 
+
+def test_the_supervisor_moves_an_old_layout_before_its_processes_open_the_file(tmp_path) -> None:
+    """`Stack.start` opens the embedded default's files first (`open_files_once`), so the API and the
+    workers never wait on one of them moving the chains table."""
+    import sqlite3
+
+    from athena_core.wiring.settings import Settings
+    from athena_devtools.stack import Stack
+
+    settings = Settings(data_dir=tmp_path, document_store="sqlite")
+    conn = sqlite3.connect(settings.sqlite_path)
+    conn.executescript(_without_rowid_chains(SqliteDocuments.schema))
+    conn.close()
+    Stack(settings=settings).open_files_once()
+    table = sqlite3.connect(settings.sqlite_path).execute("SELECT sql FROM sqlite_master WHERE name = 'chains'")
+    assert "WITHOUT ROWID" not in table.fetchone()[0].upper()
+    assert (tmp_path / "lexical.sqlite3").exists()
+
 # -- batch atomicity (SPEC S2: the batch route is all-or-nothing; issue 17) -------------------------------
 def test_a_failing_batch_stores_none_of_its_events_on_the_mongo_wire_server(mongo_wire_url) -> None:
     """The third event of a batch breaks a unique index after the first two were inserted: the transaction
