@@ -1,4 +1,5 @@
-"""The local model on its two runtimes (issue 16 item 6): ONNX Runtime (the default) against torch.
+"""The local model on its two runtimes (issue 16 item 6): ONNX Runtime (the default) against torch, and
+a query on ONNX Runtime in int8 (`ATHENA_EMBEDDING_QUERY_PRECISION`, the default since the fourteenth reads round).
 
     python bench/embedding_runtime.py            # 200 queries, 512 passages
     python bench/embedding_runtime.py --quick    # 10 queries, 16 passages (the CI smoke run)
@@ -6,7 +7,10 @@
 One process, both runtimes loaded, one thread each (as the API and worker run them). Queries are one text
 per call, as a search embeds them, timed alternately (query i on ONNX, then on torch) so a noisy machine
 slows both alike; passages go in batches of 32, as the pipeline's embed step sends them. Reports p50/p95 per
-runtime, the ratio ONNX ÷ torch of the same run, and the largest difference between their vectors.
+runtime, the ratio ONNX ÷ torch of the same run, and the largest difference between their vectors. The
+int8 queries (`onnx-int8-query`, `embed_query` of an embedder with `query_precision="int8"`) are timed in the
+same turns; their row has no passages (stored texts stay float32), and the summary gives int8 ÷ float32 and
+the cosine of each int8 query vector to its float32 one (min and median).
 """
 from __future__ import annotations
 
@@ -48,19 +52,24 @@ def main() -> None:
     t0 = time.perf_counter()
     torch = LocalEmbedder(runtime="torch")
     torch_load_s = time.perf_counter() - t0
-    if onnx.runtime != "onnx":
-        raise SystemExit(f"ONNX Runtime is not available here ({onnx!r}); see the log above")
+    t0 = time.perf_counter()
+    int8 = LocalEmbedder(runtime="onnx", query_precision="int8")
+    int8_load_s = time.perf_counter() - t0
+    if onnx.runtime != "onnx" or int8.query_precision != "int8":
+        raise SystemExit(f"ONNX Runtime or its int8 model is not available here ({onnx!r}, {int8!r}); see the log")
     rng = random.Random(7)
     queries = texts(rng, queries_n, 4, 16)
     passages = texts(rng, passages_n, 8, 120)
-    for embedder in (onnx, torch):
-        embedder.embed(queries[:5])
-    timed: dict[str, list[float]] = {"onnx": [], "torch": []}
+    calls = {"onnx": onnx.embed, "torch": torch.embed, "onnx-int8-query": int8.embed_query}
+    for call in calls.values():
+        call(queries[:5])
+    timed: dict[str, list[float]] = {name: [] for name in calls}
     for q in queries:
-        for name, embedder in (("onnx", onnx), ("torch", torch)):
+        for name, call in calls.items():
             t0 = time.perf_counter()
-            embedder.embed([q])
+            call([q])
             timed[name].append((time.perf_counter() - t0) * 1000)
+    cosine = np.sum(int8.embed_query(queries) * onnx.embed(queries), axis=1)
     batch_s: dict[str, float] = {}
     vectors: dict[str, np.ndarray] = {}
     for name, embedder in (("onnx", onnx), ("torch", torch)):
@@ -68,18 +77,23 @@ def main() -> None:
         vectors[name] = embedder.embed(passages)
         batch_s[name] = time.perf_counter() - t0
     records = []
-    for name in ("onnx", "torch"):
+    load_s = {"onnx": onnx_load_s, "torch": torch_load_s, "onnx-int8-query": int8_load_s}
+    for name in calls:
         values = sorted(timed[name])
         records.append({"bench": "embedding_runtime", "runtime": name, "queries": len(values),
                         "query_p50_ms": round(percentile(values, 50), 2),
                         "query_p95_ms": round(percentile(values, 95), 2),
-                        "passages": passages_n, "passages_per_s": round(passages_n / batch_s[name], 1),
-                        "load_s": round(onnx_load_s if name == "onnx" else torch_load_s, 2), **machine_info()})
-    onnx_row, torch_row = records
+                        "passages": passages_n if name in batch_s else None,
+                        "passages_per_s": round(passages_n / batch_s[name], 1) if name in batch_s else None,
+                        "load_s": round(load_s[name], 2), **machine_info()})
+    onnx_row, torch_row, int8_row = records
     records.append({"bench": "embedding_runtime_summary",
                     "query_p50_ratio_onnx_to_torch": round(onnx_row["query_p50_ms"] / torch_row["query_p50_ms"], 3),
                     "passages_per_s_ratio_onnx_to_torch": round(onnx_row["passages_per_s"] / torch_row["passages_per_s"], 3),
-                    "max_abs_diff": float(np.max(np.abs(vectors["onnx"] - vectors["torch"]))), **machine_info()})
+                    "max_abs_diff": float(np.max(np.abs(vectors["onnx"] - vectors["torch"]))),
+                    "query_p50_ratio_int8_to_onnx": round(int8_row["query_p50_ms"] / onnx_row["query_p50_ms"], 3),
+                    "int8_query_cosine_min": round(float(cosine.min()), 4),
+                    "int8_query_cosine_median": round(float(np.median(cosine)), 4), **machine_info()})
     for record in records:
         emit(record)
     log(f"[embedding_runtime] saved {save_results('embedding_runtime', records)}")

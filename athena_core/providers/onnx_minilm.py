@@ -100,7 +100,7 @@ def export(model_dir: Path, target: Path) -> None:
 
 def quantize(model_dir: Path, exported: Path, target: Path) -> None:
     """The exported model with int8 weights (ONNX Runtime's dynamic quantisation, one scale per output
-    channel): a query's embedding about 3.5x faster on one thread (`bench/embedding_runtime.py`), its
+    channel): a query's embedding 2.2-3.5x faster on one thread (`bench/embedding_runtime.py`), its
     vector at cosine ~0.99 to the float32 one. For queries only (`LocalEmbedder`'s `query_precision`): the
     stored vectors stay float32. Checked on `PROBE_TEXTS` against the float32 file, then renamed into place."""
     from onnxruntime.quantization import QuantType, quantize_dynamic

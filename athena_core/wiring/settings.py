@@ -70,7 +70,7 @@ class Settings(BaseSettings):
     # all-MiniLM-L6-v2 on ONNX Runtime (the same vectors, a query ~3x faster) or on torch; the ONNX file is
     # exported once per machine into model_cache_dir (unset: $XDG_CACHE_HOME/athena/models or ~/.cache/…)
     embedding_runtime: Literal["onnx", "torch"] = "onnx"
-    # int8: a search's query embedded by the int8 form of that ONNX file (~3.5x faster, cosine ~0.99 to
+    # int8: a search's query embedded by the int8 form of that ONNX file (2.2-3.5x faster, cosine ~0.99 to
     # float32, LoCoMo recall within ±0.006; stored texts stay float32). MiniLM on ONNX Runtime only, else
     # float32 with a warning (docs/retrieval.md, fourteenth round)
     embedding_query_precision: Literal["float32", "int8"] = "int8"
