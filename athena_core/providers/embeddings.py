@@ -40,7 +40,7 @@ def normalise_rows(vectors: np.ndarray) -> np.ndarray:
 
 
 class CachedEmbedder:
-    """An in-process LRU cache keyed by (model, sha256(text)) in front of any Embedder.
+    """An in-process LRU cache keyed by (model and form, sha256(text)) in front of any Embedder.
 
     The pipeline embeds the same user message twice (break gate, then chain), and queries repeat,
     so the cache saves a model call on most of them. `hits` and `misses` feed the metrics. Queries
