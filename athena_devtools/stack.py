@@ -215,12 +215,11 @@ class Stack:
         """Open the embedded default's document and lexical files here first: a file of an older layout is
         moved on open (chains to a rowid table, the lexical index's layouts), and done here it is done once,
         before the API and the workers open the file together and wait on its lock meanwhile."""
-        from athena_core.wiring.runtime import build_documents, build_lexical
+        from athena_core.wiring.runtime import build_documents, build_lexical, lexical_on_mongo
 
         if self.settings.document_store == "sqlite":
             build_documents(self.settings).close()
-        if self.settings.lexical_store == "sqlite" or (
-                self.settings.lexical_store == "auto" and self.settings.document_store == "sqlite"):
+        if not lexical_on_mongo(self.settings):
             build_lexical(self.settings).close()
 
     def wait_for_api(self, timeout_s: float = 60.0, name: str = "api", port: int | None = None) -> None:

@@ -56,12 +56,16 @@ def build_vectors(settings: Settings, dimension: int, of: str = "chains") -> Vec
                          ann_nprobe=settings.vector_ann_nprobe)
 
 
-def build_lexical(settings: Settings) -> LexicalIndex:
-    """FTS5 beside the SQLite event log; a text index in MongoDB when MongoDB holds the events, unless
-    `lexical_store` says otherwise (a MongoDB-wire server without text indexes: SQLite FTS5)."""
-    use_mongo = settings.lexical_store == "mongo" or (
+def lexical_on_mongo(settings: Settings) -> bool:
+    """A text index in MongoDB when MongoDB holds the events, unless `lexical_store` says otherwise (a
+    MongoDB-wire server without text indexes: SQLite FTS5)."""
+    return settings.lexical_store == "mongo" or (
         settings.lexical_store == "auto" and settings.document_store == "mongo")
-    if use_mongo:
+
+
+def build_lexical(settings: Settings) -> LexicalIndex:
+    """FTS5 beside the SQLite event log, or MongoDB's text index (`lexical_on_mongo`)."""
+    if lexical_on_mongo(settings):
         from athena_core.stores.lexical.mongo_lexical import MongoLexical
 
         return MongoLexical.connect(settings.mongo_url, settings.mongo_database)

@@ -169,10 +169,11 @@ class SqliteDocuments(SqliteAdapter):
 
     def __init__(self, path, synchronous: str = "NORMAL") -> None:  # noqa: ANN001 - as SqliteAdapter
         super().__init__(path, synchronous)
-        self._add_indexed_at()
+        self._bring_up_to_date()
 
-    def _add_indexed_at(self) -> None:
-        """Bring a database from before `indexed_at` up to date (once; concurrent openers queue)."""
+    def _bring_up_to_date(self) -> None:
+        """Bring a database of an older layout up to date: the `indexed_at` columns, chains as a rowid
+        table, the scope of dead letters (once; concurrent openers queue)."""
         with self._write() as conn:
             columns = {row[1] for row in conn.execute("PRAGMA table_info(events)")}
             if "indexed_at" not in columns:
