@@ -192,9 +192,9 @@ class LocalEmbedder:
             return lambda texts: runner.encode([bounded_text(t, self.max_words) for t in texts], self.batch_size)
 
         self._encode = self._encode_query = self._encode_passage = encoder(runner)
-        queries = self._int8_runner(model_dir, cache_dir) if query_precision == "int8" else None
-        if queries is not None:
-            self._encode_query = encoder(queries)
+        int8_file = self._int8_file(model_dir, cache_dir) if query_precision == "int8" else None
+        if int8_file is not None:
+            self._encode_query = self._int8_on_first_query(model_dir, int8_file, encoder)
             self.query_precision = "int8"
 
     def _onnx_runner(self, model_dir: Path, cache_dir: Path) -> onnx_minilm.OnnxMiniLM | None:
@@ -207,14 +207,34 @@ class LocalEmbedder:
             log.warning("all-MiniLM-L6-v2 runs on torch: no ONNX model in %s (%s)", cache_dir, exc)
             return None
 
-    def _int8_runner(self, model_dir: Path, cache_dir: Path) -> onnx_minilm.OnnxMiniLM | None:
-        """The int8 runner for queries (`ensure_quantized`); None (float32 queries) when it cannot be made."""
+    def _int8_file(self, model_dir: Path, cache_dir: Path) -> Path | None:
+        """The checked int8 file for queries (`ensure_quantized`); None (float32 queries) when it cannot be made."""
         try:
-            exported = ensure_onnx_export(model_dir, cache_dir, self.threads)
-            return onnx_minilm.OnnxMiniLM(model_dir, ensure_quantized(model_dir, exported), self.threads)
+            return ensure_quantized(model_dir, ensure_onnx_export(model_dir, cache_dir, self.threads))
         except (ImportError, OSError, RuntimeError) as exc:
             log.warning("all-MiniLM-L6-v2: no int8 model in %s (%s)", cache_dir, exc)
             return None
+
+    def _int8_on_first_query(self, model_dir: Path, int8_file: Path,
+                             encoder: Callable[[onnx_minilm.OnnxMiniLM], Callable[[list[str]], np.ndarray]]
+                             ) -> Callable[[list[str]], np.ndarray]:
+        """`embed_query` until the int8 session exists: the first query makes it, once. A worker embeds only
+        stored texts, so it never holds the session (about 30 MB); the API's warm-up makes it before the first
+        user's search. A session that cannot be made leaves float32 queries, with a warning."""
+        float32 = self._encode_query
+        made = threading.Lock()
+
+        def first_query(texts: list[str]) -> np.ndarray:
+            with made:
+                if self._encode_query is first_query:
+                    try:
+                        self._encode_query = encoder(onnx_minilm.OnnxMiniLM(model_dir, int8_file, self.threads))
+                    except Exception as exc:  # noqa: BLE001 - ONNX Runtime's load errors derive from Exception only
+                        log.warning("all-MiniLM-L6-v2 embeds queries in float32: %s did not load (%s)",
+                                    int8_file, exc)
+                        self._encode_query, self.query_precision = float32, "float32"
+            return self._encode_query(texts)
+        return first_query
 
     def _load_minilm_torch(self, model_dir: Path) -> None:
         try:

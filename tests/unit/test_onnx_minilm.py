@@ -140,6 +140,35 @@ def test_an_int8_model_too_far_from_float32_is_not_kept(tmp_path: Path, monkeypa
     np.testing.assert_array_equal(embedder.embed_query(["still embeds"]), embedder.embed(["still embeds"]))
 
 
+def test_the_int8_session_is_made_by_the_first_query_only(int8_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker embeds only stored texts: it never holds the int8 session. The first query makes it, once."""
+    made: list[Path] = []
+    real = onnx_minilm.OnnxMiniLM
+
+    def counted(model_dir: Path, onnx_file: Path, threads: int | None = 1) -> onnx_minilm.OnnxMiniLM:
+        made.append(onnx_file)
+        return real(model_dir, onnx_file, threads)
+    monkeypatch.setattr(onnx_minilm, "OnnxMiniLM", counted)
+    embedder = LocalEmbedder(cache_dir=int8_dir, query_precision="int8")
+    embedder.embed(TEXTS[:3])
+    assert len(made) == 1 and embedder.query_precision == "int8"  # the float32 session only
+    first = embedder.embed_query(TEXTS[:3])
+    np.testing.assert_array_equal(embedder.embed_query(TEXTS[:3]), first)
+    assert [p.name for p in made[1:]] == [onnx_minilm.quantized_file(made[0]).name]
+    assert not np.allclose(first, embedder.embed(TEXTS[:3]), atol=1e-4)
+
+
+def test_an_int8_file_that_does_not_load_leaves_float32_queries(tmp_path: Path, cache_dir: Path,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
+    exported = _exported_copy(cache_dir, tmp_path)
+    embedder = LocalEmbedder(cache_dir=tmp_path, query_precision="int8")
+    onnx_minilm.quantized_file(exported).write_bytes(b"not a model")  # spoilt after the start's check
+    with caplog.at_level(logging.WARNING):
+        queries = embedder.embed_query(["still embeds"])
+    assert embedder.query_precision == "float32" and "did not load" in caplog.text
+    np.testing.assert_array_equal(queries, embedder.embed(["still embeds"]))
+
+
 def test_int8_queries_on_torch_fall_back_to_float32_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING):
         embedder = LocalEmbedder(runtime="torch", query_precision="int8")
