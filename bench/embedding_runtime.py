@@ -11,6 +11,12 @@ runtime, the ratio ONNX ÷ torch of the same run, and the largest difference bet
 int8 queries (`onnx-int8-query`, `embed_query` of an embedder with `query_precision="int8"`) are timed in the
 same turns; their row has no passages (stored texts stay float32), and the summary gives int8 ÷ float32 and
 the cosine of each int8 query vector to its float32 one (min and median).
+
+Stored texts as the worker sends them (`embedding_stored_texts` records): calls of 8 and of 32 texts of
+chat-like, mixed lengths (most 4-30 words, one in ten 40-120), ms of CPU per text, three ways in turns, call
+by call: float32 in sorted chunks of 32 (`sorted-chunks`, the batching before `onnx_minilm.length_batches`),
+float32 in length batches (`length-batches`, shipped), and int8 one text per call (`int8-texts`,
+`ATHENA_EMBEDDING_TEXT_PRECISION=int8`); each with its ratio to `sorted-chunks` of the same run.
 """
 from __future__ import annotations
 
@@ -94,9 +100,49 @@ def main() -> None:
                     "query_p50_ratio_int8_to_onnx": round(int8_row["query_p50_ms"] / onnx_row["query_p50_ms"], 3),
                     "int8_query_cosine_min": round(float(cosine.min()), 4),
                     "int8_query_cosine_median": round(float(np.median(cosine)), 4), **machine_info()})
+    records += stored_texts(rng, onnx, 2 if args.quick else 40)
     for record in records:
         emit(record)
     log(f"[embedding_runtime] saved {save_results('embedding_runtime', records)}")
+
+
+def chat_texts(rng: random.Random, n: int) -> list[str]:
+    """Turns of a chat: most short, one in ten long (a pasted log, a long answer)."""
+    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(40, 120) if rng.random() < 0.1
+                                                      else rng.randint(4, 30))) for _ in range(n)]
+
+
+def stored_texts(rng: random.Random, onnx, calls_per_size: int) -> list[dict]:  # noqa: ANN001 - LocalEmbedder
+    """CPU per stored text in the worker's calls, three ways in turns (see the module docstring)."""
+    from athena_core.providers import onnx_minilm
+    from athena_core.providers.local_embedder import LocalEmbedder
+
+    int8 = LocalEmbedder(runtime="onnx", text_precision="int8")
+    shipped_share = onnx_minilm.PAD_SHARE
+
+    def sorted_chunks(batch: list[str]) -> None:
+        onnx_minilm.PAD_SHARE = float("inf")  # every row joins until the chunk has 32: sorting alone
+        try:
+            onnx.embed(batch)
+        finally:
+            onnx_minilm.PAD_SHARE = shipped_share
+    ways = {"sorted-chunks": sorted_chunks, "length-batches": onnx.embed, "int8-texts": int8.embed}
+    records = []
+    for size in (8, 32):
+        cpu_s = {name: 0.0 for name in ways}
+        for _ in range(calls_per_size):
+            batch = chat_texts(rng, size)
+            for name, way in ways.items():
+                t0 = time.process_time()
+                way(batch)
+                cpu_s[name] += time.process_time() - t0
+        per_text = {name: 1000 * seconds / (size * calls_per_size) for name, seconds in cpu_s.items()}
+        for name in ways:
+            records.append({"bench": "embedding_stored_texts", "way": name, "texts_per_call": size,
+                            "calls": calls_per_size, "cpu_ms_per_text": round(per_text[name], 2),
+                            "ratio_to_sorted_chunks": round(per_text[name] / per_text["sorted-chunks"], 3),
+                            **machine_info()})
+    return records
 
 
 if __name__ == "__main__":

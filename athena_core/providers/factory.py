@@ -34,7 +34,8 @@ def build_embedder(settings: Settings) -> CachedEmbedder:
 
         inner = LocalEmbedder(settings.embedding_model, threads=settings.embedding_threads or None,
                               runtime=settings.embedding_runtime, cache_dir=settings.model_cache_dir,
-                              query_precision=settings.embedding_query_precision)
+                              query_precision=settings.embedding_query_precision,
+                              text_precision=settings.embedding_text_precision)
     return CachedEmbedder(inner, max_entries=settings.embedding_cache_size)
 
 
@@ -46,4 +47,5 @@ def prepare_embedder(settings: Settings) -> str:
     from athena_core.providers.local_embedder import prepare
 
     return prepare(settings.embedding_model, settings.embedding_runtime, settings.model_cache_dir,
-                   settings.embedding_threads or None, settings.embedding_query_precision)
+                   settings.embedding_threads or None, settings.embedding_query_precision,
+                   settings.embedding_text_precision)

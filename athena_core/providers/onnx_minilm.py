@@ -162,9 +162,32 @@ def _pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return mean / np.clip(np.linalg.norm(mean, axis=1, keepdims=True), 1e-12, None)
 
 
+# A text joins a batch only when padding it to the batch's width adds at most this many tokens (the larger
+# of the two): a padded token costs as much as a real one. LoCoMo turns, float32, one thread, ms of CPU per
+# text with batches of at most 32 (`length_batches`): calls of 32 texts 20.4 → 8.8, calls of 8 14.0 → 9.5,
+# one call of 640 texts 9.2 → 8.7; one text per call 10.0.
+PAD_SHARE = 0.1
+PAD_MIN_TOKENS = 4
+
+
+def length_batches(lengths: np.ndarray, batch_size: int) -> list[np.ndarray]:
+    """The rows of a call in batches, longest first: a batch of at most `batch_size` rows whose lengths are
+    within `PAD_SHARE` (or `PAD_MIN_TOKENS`) of its longest. Sorting alone (sentence-transformers' way) still
+    pads the short turns of a small call to its one long text."""
+    batches: list[np.ndarray] = []
+    start = 0
+    order = np.argsort(-lengths, kind="stable")
+    for i in range(1, len(order) + 1):
+        if i == len(order) or i - start == batch_size or (
+                lengths[order[start]] - lengths[order[i]] > max(PAD_MIN_TOKENS, PAD_SHARE * lengths[order[start]])):
+            batches.append(order[start:i])
+            start = i
+    return batches
+
+
 class OnnxMiniLM:
-    """Texts → unit vectors with the exported model; batches are formed by token length (as
-    sentence-transformers does), so a long text does not pad a batch of short ones."""
+    """Texts → unit vectors with the exported model; batches are formed by token length
+    (`length_batches`), so a long text does not pad a batch of short ones."""
 
     def __init__(self, model_dir: Path, onnx_file: Path, threads: int | None = 1) -> None:
         import onnxruntime as ort
@@ -175,6 +198,7 @@ class OnnxMiniLM:
             options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # cores are shared
         self._session = ort.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])
+        self.onnx_file = onnx_file
         self._tokenizer = _tokenizer(model_dir)
         self.max_seq_length = _max_seq_length(model_dir)
         pooling = json.loads((model_dir / "1_Pooling" / "config.json").read_text())
@@ -183,11 +207,9 @@ class OnnxMiniLM:
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
         ids, mask, types = _encode_batch(self._tokenizer, texts)  # padded to the longest text of all
         lengths = mask.sum(axis=1)
-        order = np.argsort(-lengths, kind="stable")
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        for i in range(0, len(texts), batch_size):
-            rows = order[i:i + batch_size]
-            width = int(lengths[rows].max())
+        for rows in length_batches(lengths, batch_size):
+            width = int(lengths[rows[0]])
             batch = {"input_ids": ids[rows, :width], "attention_mask": mask[rows, :width],
                      "token_type_ids": types[rows, :width]}
             out[rows] = _pool(self._session.run(None, batch)[0], batch["attention_mask"])

