@@ -540,12 +540,14 @@ def phase_texts(data_dir: Path, tenants: list[str], sentence_min_words: int) -> 
 def embedding_floor(texts: list[str], threads: int,
                     per_phase: list[list[str]] | None = None) -> dict:
     """Seconds to embed `texts` in batches of 256 with the local model, on as many torch threads as each
-    worker process of the configuration has (`threads`);
+    worker process of the configuration has (`threads`), in the precision the workers embed stored texts in
+    (`ATHENA_EMBEDDING_TEXT_PRECISION`), so the ratio to the floor compares like with like;
     with `per_phase` (a split of `texts`), each part is timed on its own (`phase_seconds`) and `seconds`
     is their sum."""
     from athena_core.providers.local_embedder import LocalEmbedder
+    from athena_core.wiring.settings import Settings
 
-    embedder = LocalEmbedder(threads=threads, batch_size=64)
+    embedder = LocalEmbedder(threads=threads, batch_size=64, text_precision=Settings().embedding_text_precision)
     embedder.embed(["warm up"])
     load_before = load_avg()
     phase_seconds = []
@@ -554,7 +556,8 @@ def embedding_floor(texts: list[str], threads: int,
         for i in range(0, len(part), 256):
             embedder.embed(part[i:i + 256])
         phase_seconds.append(time.perf_counter() - started)
-    return {"texts": len(texts), "threads": threads, "seconds": round(sum(phase_seconds), 3),
+    return {"texts": len(texts), "threads": threads, "text_precision": embedder.text_precision,
+            "seconds": round(sum(phase_seconds), 3),
             "phase_texts": [len(p) for p in (per_phase or [texts])],
             "phase_seconds": [round(x, 3) for x in phase_seconds],
             "load_avg_before": load_before, "load_avg_after": load_avg()}
