@@ -529,3 +529,26 @@ def test_milvus_server_reads_name_their_consistency_per_call(milvus_server_uri, 
 def test_milvus_search_consistency_is_checked_before_connecting() -> None:
     with pytest.raises(ValueError, match="search_consistency"):
         MilvusVectors("http://127.0.0.1:9", DIM, collection="never_created", search_consistency="strong-ish")
+
+
+def test_sqlite_vectors_of_without_the_users_matrix_reads_by_key(tmp_path, rng) -> None:
+    """A worker's segment step looks up a few vectors: it reads them by key and never loads (or keeps) the
+    user's whole matrix; a process that holds the matrix answers from it, brought up to date."""
+    from athena_core.stores.vectors import sqlite_vectors
+
+    path = tmp_path / "v.sqlite3"
+    writer, worker = SqliteVectors(path, DIM), SqliteVectors(path, DIM)
+    scope = UserScope(tenant_id=_tenant(), user_id="u1")
+    data = _unit(rng, 7)
+    writer.upsert_many(scope, [f"c{i}" for i in range(6)], data[:6])
+    writer.upsert(UserScope(tenant_id=_tenant(), user_id="u1"), "c9", data[6])  # another tenant's c9
+    ids = ["c4", "missing", "c1", "c4", "c9"]
+    found = worker.vectors_of(scope, ids)
+    assert list(found) == ["c4", "c1"] and worker.cache_loads == 0 and worker._cache_get(worker._key(scope)) is None
+    assert np.allclose(found["c4"], data[4], atol=1e-6) and np.allclose(found["c1"], data[1], atol=1e-6)
+    many = [f"c{i % 6}" for i in range(sqlite_vectors.ID_BATCH + 3)] + [f"none{i}" for i in range(600)]
+    assert set(worker.vectors_of(scope, many)) == {f"c{i}" for i in range(6)}  # more ids than one read takes
+    worker.search(scope, data[0], limit=1)  # now it holds the matrix
+    writer.upsert(scope, "c1", data[5])
+    assert np.allclose(worker.vectors_of(scope, ["c1"])["c1"], data[5], atol=1e-6)
+    assert worker.cache_loads == 1 and worker.cache_refreshes == 1
