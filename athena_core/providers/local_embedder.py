@@ -261,11 +261,11 @@ class LocalEmbedder:
         def first_query(texts: list[str]) -> np.ndarray:
             with made:
                 if self._encode_query is first_query:
-                    try:
-                        self._encode_query = encoder(onnx_minilm.OnnxMiniLM(model_dir, int8_file, self.threads))
-                    except Exception as exc:  # noqa: BLE001 - ONNX Runtime's load errors derive from Exception only
-                        log.warning("all-MiniLM-L6-v2 embeds queries in float32: %s did not load (%s)",
-                                    int8_file, exc)
+                    session = self._onnx_session(model_dir, int8_file)
+                    if session is not None:
+                        self._encode_query = encoder(session)
+                    else:
+                        log.warning("all-MiniLM-L6-v2 embeds queries in float32")
                         self._encode_query, self.query_precision = float32, "float32"
             return self._encode_query(texts)
         return first_query
