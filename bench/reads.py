@@ -551,6 +551,8 @@ def run(args: argparse.Namespace, root: Path, records: list[dict], stamp: str) -
                                               reads_url)
                         # what the worker had not indexed yet when the phase ended (its freshness, SPEC S2)
                         record["unindexed_after_phase"] = len(documents.unindexed_events(scope, 1_000_000))
+                        # searches the API runs at once (the rest wait their turn); from the same environment
+                        record["search_max_concurrent"] = settings.search_max_concurrent
                         per_route[name][n] = record
                         emit(record)
                         records.append(record)

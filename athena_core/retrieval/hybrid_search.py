@@ -17,6 +17,11 @@ result shows its date(s) in its text and carries its time span, so the caller ca
 are sorted by fused score, deduplicated and packed into `max_tokens`; events after the best few are shown
 as excerpts (their best-matching sentences), so the budget holds more of the evidence.
 
+Turns (`search_max_concurrent`): at most that many searches of one process run at once; the others wait
+for a turn (stage ``turn``). Searches share the process's GIL with the API's ingest: without a limit, eight
+readers in a closed loop held ingest to ~90 of 500 events/s offered; with two at a time ingest keeps
+~280, with one ~430 (`docs/retrieval.md`, sixteenth round).
+
 Cost (issue 16, `docs/retrieval.md` "Reads at scale"): the query's embedding and the vector scans run on
 a thread beside the lexical searches (`search_parallel`), and only the `search_load_candidates` best
 events and chains by a first fusion of the retrievers' ranks are loaded from the document store, each
@@ -31,7 +36,8 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import TypeVar
@@ -86,6 +92,22 @@ class HybridSearch:
         self.settings = settings
         self._pool: ThreadPoolExecutor | None = None  # made on first use (after any fork)
         self._pool_lock = threading.Lock()
+        limit = settings.search_max_concurrent
+        self._turns = threading.BoundedSemaphore(limit) if limit > 0 else None
+
+    @contextmanager
+    def _turn(self, clock: StageClock) -> Iterator[None]:
+        """Run the search when one of the process's `search_max_concurrent` turns is free (module
+        docstring); the wait is the search's ``turn`` stage."""
+        if self._turns is None:
+            yield
+            return
+        with clock("turn"):
+            self._turns.acquire()
+        try:
+            yield
+        finally:
+            self._turns.release()
 
     # -- ranking ------------------------------------------------------------------------------------
     def _rank(self, scope: UserScope, query: str, now: datetime, metadata_filter: dict[str, str] | None,
@@ -268,26 +290,28 @@ class HybridSearch:
     ) -> list[SearchHit]:
         """`timings`, when given, receives ms per stage (`stage_clock.STAGES`; the reads benchmark)."""
         clock = StageClock(timings)
-        candidates, chains = self._rank(scope, query, now, metadata_filter, with_facts=include_facts, clock=clock)
-        if similarity_threshold is not None:
-            # the threshold is on cosine, which every event and chain result has; facts have none and stay
-            candidates = [c for c in candidates
-                          if c.hit.similarity_score is None or c.hit.similarity_score >= similarity_threshold]
-        # summaries of the top chains only: beyond them, a chain is better shown by its own events
-        top_chains = [c.chain_id for c in candidates if c.hit.source_type == "chain"][: self.settings.search_summaries]
-        candidates = [c for c in candidates if c.hit.source_type != "chain" or c.chain_id in top_chains]
-        candidates = pin_summaries(candidates, top_chains[: self.settings.search_pinned_summaries])
-        with clock("excerpts"):
-            self._cut_to_excerpts(candidates, query, max_tokens)
-        with clock("packing"):
-            packed = pack_within_budget(candidates, text=lambda c: c.hit.content, key=lambda c: c.hit.source_id,
-                                        max_tokens=max_tokens, max_items=limit)
-            for c in packed:
-                c.hit.score = round(c.hit.score, 6)
-                c.hit.tokens = approx_tokens(c.hit.content)
-        with clock("access"):
-            touched = [chains[i] for i in dict.fromkeys(c.chain_id for c in packed if c.chain_id) if i in chains]
-            self.on_access(scope, touched, now)
+        with self._turn(clock):
+            candidates, chains = self._rank(scope, query, now, metadata_filter, with_facts=include_facts, clock=clock)
+            if similarity_threshold is not None:
+                # the threshold is on cosine, which every event and chain result has; facts have none and stay
+                candidates = [c for c in candidates
+                              if c.hit.similarity_score is None or c.hit.similarity_score >= similarity_threshold]
+            # summaries of the top chains only: beyond them, a chain is better shown by its own events
+            top_chains = [c.chain_id for c in candidates
+                          if c.hit.source_type == "chain"][: self.settings.search_summaries]
+            candidates = [c for c in candidates if c.hit.source_type != "chain" or c.chain_id in top_chains]
+            candidates = pin_summaries(candidates, top_chains[: self.settings.search_pinned_summaries])
+            with clock("excerpts"):
+                self._cut_to_excerpts(candidates, query, max_tokens)
+            with clock("packing"):
+                packed = pack_within_budget(candidates, text=lambda c: c.hit.content, key=lambda c: c.hit.source_id,
+                                            max_tokens=max_tokens, max_items=limit)
+                for c in packed:
+                    c.hit.score = round(c.hit.score, 6)
+                    c.hit.tokens = approx_tokens(c.hit.content)
+            with clock("access"):
+                touched = [chains[i] for i in dict.fromkeys(c.chain_id for c in packed if c.chain_id) if i in chains]
+                self.on_access(scope, touched, now)
         report_stages(clock, "search", self.settings.search_slow_log_ms)
         return [c.hit.to_hit() for c in packed]
 
@@ -315,7 +339,8 @@ class HybridSearch:
                     timings: dict[str, float] | None = None) -> list[tuple[Chain, float | None]]:
         """GetContext(query): chains in hybrid order (a chain counts at its best result: itself or an event)."""
         clock = StageClock(timings)
-        candidates, chains = self._rank(scope, query, now, None, with_facts=False, clock=clock)
+        with self._turn(clock):
+            candidates, chains = self._rank(scope, query, now, None, with_facts=False, clock=clock)
         report_stages(clock, "chain ranking", self.settings.search_slow_log_ms)
         order: dict[str, float | None] = {}
         for c in candidates:

@@ -14,7 +14,7 @@ from athena_core.observability.metrics import SEARCH_STAGE_SECONDS
 log = logging.getLogger(__name__)
 
 # The stages, in the order a search runs them (docs/retrieval.md "Reads at scale").
-STAGES = ("embedding", "dense", "lexical", "dense_wait", "loading", "fusion", "neighbours", "graph",
+STAGES = ("turn", "embedding", "dense", "lexical", "dense_wait", "loading", "fusion", "neighbours", "graph",
           "similarities", "time_cues", "excerpts", "packing", "access")
 
 

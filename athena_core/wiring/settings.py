@@ -164,6 +164,7 @@ class Settings(BaseSettings):
     search_candidates: int = 100  # per retriever
     search_load_candidates: int = 100  # events (and chains) loaded per search, best first by their ranks; 0 = all
     search_parallel: bool = True  # the query's embedding and vector scans beside the lexical search
+    search_max_concurrent: int = 2  # searches one process runs at once, the rest wait their turn (0 = no limit)
     search_access_in_background: bool = True  # recall on access (S5.2) written by a thread beside the read
     search_sentence_min_words: int = 20  # events this long also get a vector per sentence (0 = off)
     search_weight_sentence: float = 0.85  # a sentence's cosine counts this much toward its event's

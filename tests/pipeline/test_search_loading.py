@@ -6,10 +6,13 @@ it finds where they must not (real worker, real stores, the local embedder).
 - `search_load_candidates` loads the best candidates by a first fusion of ranks; a query naming a time
   window also loads every candidate that may fall in it (its bonus can lift any), so there it returns
   the window's evidence as loading everything does, and loads no candidate outside it past the budget;
-- a small budget finds fewer events, and none that loading everything would not.
+- a small budget finds fewer events, and none that loading everything would not;
+- `search_max_concurrent` lets that many searches of a process run at once, the others wait their turn.
 """
 from __future__ import annotations
 
+import threading
+import time
 from datetime import datetime, timezone
 
 from fastapi.testclient import TestClient
@@ -114,3 +117,77 @@ def test_a_dense_rank_counts_only_near_the_query(worker_api: TestClient, worker_
                 and h.similarity_score is not None and h.similarity_score < 0.15]
     near = floored.search(user, "how long do I roast the salmon", NOW, limit=5, max_tokens=4000)
     assert any("salmon" in h.content and "dense" in h.retrievers for h in near)  # the near ones still count
+
+
+class _GetChainsHolder:
+    """The runtime's document store, holding each `get_chains` call (one per search) until `hold` calls
+    are inside at once or `deadline_s` passes, and counting the most that were inside together."""
+
+    def __init__(self, documents, hold: int, deadline_s: float) -> None:  # noqa: ANN001
+        self._documents, self._hold, self._deadline_s = documents, hold, deadline_s
+        self._lock = threading.Condition()
+        self.inside = 0
+        self.most_inside = 0
+
+    def get_chains(self, scope, chain_ids):  # noqa: ANN001, ANN201
+        with self._lock:
+            self.inside += 1
+            self.most_inside = max(self.most_inside, self.inside)
+            self._lock.notify_all()
+            self._lock.wait_for(lambda: self.inside >= self._hold, timeout=self._deadline_s)
+        try:
+            return self._documents.get_chains(scope, chain_ids)
+        finally:
+            with self._lock:
+                self.inside -= 1
+
+    def __getattr__(self, name: str):  # noqa: ANN204
+        return getattr(self._documents, name)
+
+
+def _searched_at_once(search: HybridSearch, scope, queries: list[str]) -> tuple[list, list[dict]]:  # noqa: ANN001
+    """Each query searched on its own thread, all started together: (hits per query, stages per query)."""
+    hits: list = [None] * len(queries)
+    stages: list[dict] = [{} for _ in queries]
+
+    def one(i: int) -> None:
+        hits[i] = found_with(search, scope, queries[i], stages[i])
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(queries))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30.0)
+    return hits, stages
+
+
+def found_with(search: HybridSearch, scope, query: str, timings: dict) -> list[tuple[str, str, float]]:  # noqa: ANN001
+    return [(h.source_type, h.source_id, h.score)
+            for h in search.search(scope, query, NOW, limit=50, max_tokens=4000, timings=timings)]
+
+
+def test_searches_beyond_the_limit_wait_their_turn(worker_api: TestClient, worker_runtime: Runtime) -> None:
+    """Four searches at once: with `search_max_concurrent=2` at most two are inside the store together, the
+    others wait (stage ``turn``) and then find what they find alone; with no limit all four are inside."""
+    session_id, scope = _session(worker_api)
+    _post(worker_api, session_id, REPLICATION, datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc))
+    _post(worker_api, session_id, DINNER, datetime(2024, 5, 3, 19, 0, tzinfo=timezone.utc))
+    _flush_and_wait(worker_api, worker_runtime, session_id, scope)
+    user = scope.user_scope
+    queries = ["Postgres standby replica lag", "how long does the salmon roast", "replication slot", "dinner"]
+    alone = [found(searcher(worker_runtime), user, q) for q in queries]
+
+    for limit, most in ((2, 2), (0, 4)):
+        search = searcher(worker_runtime, search_max_concurrent=limit)
+        holder = _GetChainsHolder(worker_runtime.documents, hold=4, deadline_s=0.5)
+        search.documents = holder
+        started = time.perf_counter()
+        hits, stages = _searched_at_once(search, user, queries)
+        assert time.perf_counter() - started < 20.0
+        assert hits == alone, limit
+        assert holder.most_inside == most, limit
+        waited = [s.get("turn", 0.0) for s in stages]
+        if limit:
+            assert sum(w > 200.0 for w in waited) >= 2  # two waited for a turn: at least one hold (0.5 s)
+        else:
+            assert not any(waited)  # no limit: no turn to wait for
