@@ -153,7 +153,7 @@ def _searched_at_once(search: HybridSearch, scope, queries: list[str]) -> tuple[
     def one(i: int) -> None:
         hits[i] = found_with(search, scope, queries[i], stages[i])
 
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(queries))]
+    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(len(queries))]
     for t in threads:
         t.start()
     for t in threads:
@@ -191,3 +191,40 @@ def test_searches_beyond_the_limit_wait_their_turn(worker_api: TestClient, worke
             assert sum(w > 200.0 for w in waited) >= 2  # two waited for a turn: at least one hold (0.5 s)
         else:
             assert not any(waited)  # no limit: no turn to wait for
+
+
+class _GetChainsFailingOnce:
+    """The runtime's document store, whose first `get_chains` call raises (a store that stopped answering)."""
+
+    def __init__(self, documents) -> None:  # noqa: ANN001
+        self._documents, self.failed = documents, False
+
+    def get_chains(self, scope, chain_ids):  # noqa: ANN001, ANN201
+        if not self.failed:
+            self.failed = True
+            raise ConnectionError("the document store does not answer")
+        return self._documents.get_chains(scope, chain_ids)
+
+    def __getattr__(self, name: str):  # noqa: ANN204
+        return getattr(self._documents, name)
+
+
+def test_a_failed_search_gives_its_turn_back(worker_api: TestClient, worker_runtime: Runtime) -> None:
+    """With one turn, a search whose store raises must not keep the turn: the next search runs (a kept turn
+    would make every later search of the process wait for good)."""
+    session_id, scope = _session(worker_api)
+    _post(worker_api, session_id, REPLICATION, datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc))
+    _flush_and_wait(worker_api, worker_runtime, session_id, scope)
+    search = searcher(worker_runtime, search_max_concurrent=1)
+    search.documents = _GetChainsFailingOnce(worker_runtime.documents)
+    try:
+        search.search(scope.user_scope, "Postgres standby replica lag", NOW, limit=5, max_tokens=1000)
+    except ConnectionError:
+        pass
+    else:
+        raise AssertionError("the first search should have failed")
+    hits: list = []
+    later = threading.Thread(target=lambda: hits.append(found(search, scope.user_scope, "replica lag")), daemon=True)
+    later.start()
+    later.join(10.0)
+    assert hits and hits[0], "the next search did not get a turn"
