@@ -36,8 +36,10 @@ def searcher(runtime: Runtime, **settings: object) -> HybridSearch:
                         settings=runtime.settings.model_copy(update=settings))
 
 
-def found(search: HybridSearch, scope, query: str) -> list[tuple[str, str, float]]:
-    return [(h.source_type, h.source_id, h.score) for h in search.search(scope, query, NOW, limit=50, max_tokens=4000)]
+def found(search: HybridSearch, scope, query: str, timings: dict | None = None) -> list[tuple[str, str, float]]:
+    """(kind, id, score) of each hit; `timings`, when given, receives the search's ms per stage."""
+    return [(h.source_type, h.source_id, h.score)
+            for h in search.search(scope, query, NOW, limit=50, max_tokens=4000, timings=timings)]
 
 
 def test_loading_budget_and_parallel_dense_keep_what_search_finds(worker_api: TestClient,
@@ -84,18 +86,27 @@ def test_loading_budget_and_parallel_dense_keep_what_search_finds(worker_api: Te
     assert loaded_budgeted < set(asked[0])  # the first load (the candidates) left out other weeks'
 
 
-class _GetEventsRecorder:
+class _InFrontOfStore:
+    """The runtime's document store behind a test's own methods: what a subclass does not define is the
+    store's."""
+
+    def __init__(self, documents) -> None:  # noqa: ANN001
+        self._documents = documents
+
+    def __getattr__(self, name: str):  # noqa: ANN204
+        return getattr(self._documents, name)
+
+
+class _GetEventsRecorder(_InFrontOfStore):
     """The runtime's document store, recording the ids each `get_events` call asks for."""
 
     def __init__(self, documents, asked: list[list[str]]) -> None:  # noqa: ANN001
-        self._documents, self._asked = documents, asked
+        super().__init__(documents)
+        self._asked = asked
 
     def get_events(self, scope, event_ids):  # noqa: ANN001, ANN201
         self._asked.append(list(event_ids))
         return self._documents.get_events(scope, event_ids)
-
-    def __getattr__(self, name: str):  # noqa: ANN204
-        return getattr(self._documents, name)
 
 
 def test_a_dense_rank_counts_only_near_the_query(worker_api: TestClient, worker_runtime: Runtime) -> None:
@@ -119,12 +130,13 @@ def test_a_dense_rank_counts_only_near_the_query(worker_api: TestClient, worker_
     assert any("salmon" in h.content and "dense" in h.retrievers for h in near)  # the near ones still count
 
 
-class _GetChainsHolder:
+class _GetChainsHolder(_InFrontOfStore):
     """The runtime's document store, holding each `get_chains` call (one per search) until `hold` calls
     are inside at once or `deadline_s` passes, and counting the most that were inside together."""
 
     def __init__(self, documents, hold: int, deadline_s: float) -> None:  # noqa: ANN001
-        self._documents, self._hold, self._deadline_s = documents, hold, deadline_s
+        super().__init__(documents)
+        self._hold, self._deadline_s = hold, deadline_s
         self._lock = threading.Condition()
         self.inside = 0
         self.most_inside = 0
@@ -141,9 +153,6 @@ class _GetChainsHolder:
             with self._lock:
                 self.inside -= 1
 
-    def __getattr__(self, name: str):  # noqa: ANN204
-        return getattr(self._documents, name)
-
 
 def _searched_at_once(search: HybridSearch, scope, queries: list[str]) -> tuple[list, list[dict]]:  # noqa: ANN001
     """Each query searched on its own thread, all started together: (hits per query, stages per query)."""
@@ -151,7 +160,7 @@ def _searched_at_once(search: HybridSearch, scope, queries: list[str]) -> tuple[
     stages: list[dict] = [{} for _ in queries]
 
     def one(i: int) -> None:
-        hits[i] = found_with(search, scope, queries[i], stages[i])
+        hits[i] = found(search, scope, queries[i], stages[i])
 
     threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(len(queries))]
     for t in threads:
@@ -160,10 +169,6 @@ def _searched_at_once(search: HybridSearch, scope, queries: list[str]) -> tuple[
         t.join(30.0)
     return hits, stages
 
-
-def found_with(search: HybridSearch, scope, query: str, timings: dict) -> list[tuple[str, str, float]]:  # noqa: ANN001
-    return [(h.source_type, h.source_id, h.score)
-            for h in search.search(scope, query, NOW, limit=50, max_tokens=4000, timings=timings)]
 
 
 def test_searches_beyond_the_limit_wait_their_turn(worker_api: TestClient, worker_runtime: Runtime) -> None:
@@ -193,20 +198,18 @@ def test_searches_beyond_the_limit_wait_their_turn(worker_api: TestClient, worke
             assert not any(waited)  # no limit: no turn to wait for
 
 
-class _GetChainsFailingOnce:
+class _GetChainsFailingOnce(_InFrontOfStore):
     """The runtime's document store, whose first `get_chains` call raises (a store that stopped answering)."""
 
     def __init__(self, documents) -> None:  # noqa: ANN001
-        self._documents, self.failed = documents, False
+        super().__init__(documents)
+        self.failed = False
 
     def get_chains(self, scope, chain_ids):  # noqa: ANN001, ANN201
         if not self.failed:
             self.failed = True
             raise ConnectionError("the document store does not answer")
         return self._documents.get_chains(scope, chain_ids)
-
-    def __getattr__(self, name: str):  # noqa: ANN204
-        return getattr(self._documents, name)
 
 
 def test_a_failed_search_gives_its_turn_back(worker_api: TestClient, worker_runtime: Runtime) -> None:
