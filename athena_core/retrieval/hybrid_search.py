@@ -18,9 +18,9 @@ are sorted by fused score, deduplicated and packed into `max_tokens`; events aft
 as excerpts (their best-matching sentences), so the budget holds more of the evidence.
 
 Turns (`search_max_concurrent`): at most that many searches of one process run at once; the others wait
-for a turn (stage ``turn``). Searches share the process's GIL with the API's ingest: without a limit, eight
-readers in a closed loop held ingest to ~90 of 500 events/s offered; with two at a time ingest keeps
-~280, with one ~430 (`docs/retrieval.md`, sixteenth round).
+for a turn (stage ``turn``), first come first served (`search_turns.py`). Searches share the process's GIL
+with the API's ingest: without a limit, eight readers in a closed loop held ingest to ~90 of 500 events/s
+offered; with two at a time ingest keeps ~280, with one ~430 (`docs/retrieval.md`, sixteenth round).
 
 Cost (issue 16, `docs/retrieval.md` "Reads at scale"): the query's embedding and the vector scans run on
 a thread beside the lexical searches (`search_parallel`), and only the `search_load_candidates` best
@@ -55,6 +55,7 @@ from athena_core.retrieval.metadata_filter import filtered
 from athena_core.retrieval.neighbours import with_neighbours
 from athena_core.retrieval.rendering import render_chain, render_event
 from athena_core.retrieval.search_hit import Candidate, HitDraft, SearchHit, Span, rounded
+from athena_core.retrieval.search_turns import SearchTurns
 from athena_core.retrieval.stage_clock import StageClock, report_stages
 from athena_core.retrieval.sentences import event_of, excerpt
 from athena_core.retrieval.summary_pinning import pin_summaries
@@ -93,7 +94,7 @@ class HybridSearch:
         self._pool: ThreadPoolExecutor | None = None  # made on first use (after any fork)
         self._pool_lock = threading.Lock()
         limit = settings.search_max_concurrent
-        self._turns = threading.BoundedSemaphore(limit) if limit > 0 else None
+        self._turns = SearchTurns(limit) if limit > 0 else None
 
     @contextmanager
     def _turn(self, clock: StageClock) -> Iterator[None]:
