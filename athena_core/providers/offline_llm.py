@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from athena_core.providers.llm import M, ChainFormation, TranscriptLine
 from athena_core.providers.offline.entities import dedupe_entities, entity_mentions
 from athena_core.providers.offline.importance import importance_signals, intrinsic_importance
@@ -64,7 +66,8 @@ class OfflineLLM:
         texts = [s.text for s in sentences]
         vectors = tfidf_matrix([sentence_terms(tokens(t)) for t in texts])
         centrality = textrank(vectors @ vectors.T)
-        summary = select_summary(texts, centrality, vectors, self.summary_max_sentences, self.summary_max_chars)
+        summary = select_summary(texts, centrality, vectors, self.summary_max_sentences, self.summary_max_chars,
+                                 weights=np.array([s.weight for s in sentences]))  # conversation before logs
         topic, subtopics = topic_and_subtopics(keyphrases(sentences, self.max_phrase_words))
         entities = dedupe_entities(entity_mentions(texts), self.max_entities)
         importance = intrinsic_importance(importance_signals(transcript, sentences, entities))

@@ -67,6 +67,33 @@ def test_topic_is_a_relevant_keyphrase(llm, deploy_transcript) -> None:
     assert set(topic.lower().split()) & {"go", "kubernetes", "service", "helm", "deploy", "cluster"}
 
 
+DECISION = [
+    line("user", "Yes, PostgreSQL stays. I decided we will use pgx directly instead of an ORM."),
+    line("agent", "Sensible: pgx gives you prepared statements and batch queries, which matter at that latency."),
+]
+TEST_RUN = [
+    line("agent", "go test ./ledger/...", "action"),
+    line("system", "ok  ledger/batch 0.41s", "observation"),
+    line("system", "ok  ledger/posting 0.77s", "observation"),
+    line("system", "PASS: 42 tests, 0 failures", "observation"),
+]
+
+
+def test_the_conversation_names_and_sums_up_a_chain_before_its_test_run(llm) -> None:
+    """Tool output repeats its own words ("ledger" three times), which made it the summary and the topic
+    of the demo's pgx chain; log lines now count half and the summary takes the conversation first."""
+    formation = llm.form_chain(DECISION + TEST_RUN)
+    assert formation.summary == " ".join(ln.content for ln in DECISION)
+    assert "pgx" in formation.topic
+    assert "ledger" in [s.theme for s in formation.subtopics]  # still there, below the conversation
+
+
+def test_a_chain_of_logs_only_is_summed_up_by_its_logs(llm) -> None:
+    formation = llm.form_chain(TEST_RUN)
+    assert "ledger" in formation.summary
+    assert formation.topic != "small talk"
+
+
 def test_subtopic_confidences_are_honest_and_descending(llm, deploy_transcript) -> None:
     subtopics = llm.form_chain(deploy_transcript).subtopics
     assert 1 <= len(subtopics) <= 3

@@ -47,12 +47,12 @@ def keyphrases(sentences: list[Sentence], max_words: int = 4) -> list[tuple[str,
     """Score candidate phrases; best first as (phrase, score).
 
     score(p) = (1 + ln count(p)) · Σ_{w ∈ p} tf(w) / √len(p), with tf the weighted count of the stem
-    across the transcript. Words that recur lift every phrase containing them; a phrase that recurs
+    across the transcript and count(p) the phrase's weighted count (a log line counts half). Words that recur lift every phrase containing them; a phrase that recurs
     lifts itself; √len keeps long one-off runs from winning on length alone. Phrases are keyed by
     their stems and shown in their most frequent surface form (ties: first seen), lowercased.
     """
     term_weight: Counter[str] = Counter()
-    phrase_count: Counter[tuple[str, ...]] = Counter()
+    phrase_count: Counter[tuple[str, ...]] = Counter()  # weighted, like the terms
     surfaces: dict[tuple[str, ...], Counter[str]] = {}
     first_seen: dict[tuple[str, ...], int] = {}
     for sentence in sentences:
@@ -62,7 +62,7 @@ def keyphrases(sentences: list[Sentence], max_words: int = 4) -> list[tuple[str,
             term_weight[term] += sentence.weight
         for phrase in candidate_phrases(sentence_tokens, terms, sentence.text, max_words):
             key = tuple(terms[t.start] for t in phrase)
-            phrase_count[key] += 1
+            phrase_count[key] += sentence.weight  # a phrase repeated in log lines counts half each time
             surfaces.setdefault(key, Counter())[" ".join(t.lower for t in phrase)] += 1
             first_seen.setdefault(key, len(first_seen))
     scored = []

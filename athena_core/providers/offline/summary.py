@@ -59,10 +59,13 @@ def truncate_words(text: str, max_chars: int) -> str:
 
 def select_summary(
     sentences: list[str], scores: np.ndarray, vectors: np.ndarray, max_sentences: int, max_chars: int,
-    redundancy: float = 0.8,
+    redundancy: float = 0.8, weights: np.ndarray | None = None,
 ) -> str:
-    """Greedy pick by centrality within the budget, skipping near-duplicates; output in original order."""
-    order = sorted(range(len(sentences)), key=lambda i: (-round(float(scores[i]), 12), i))
+    """Greedy pick by centrality within the budget, skipping near-duplicates; output in original order.
+    With `weights`, sentences of a higher weight are taken first (the conversation before log lines:
+    tool output repeats its own words, so it is central to itself), by centrality within one weight."""
+    tier = weights if weights is not None else np.ones(len(sentences))
+    order = sorted(range(len(sentences)), key=lambda i: (-float(tier[i]), -round(float(scores[i]), 12), i))
     chosen: list[int] = []
     used = 0
     for i in order:

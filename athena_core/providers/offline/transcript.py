@@ -21,12 +21,13 @@ class Sentence:
     text: str
     line_index: int
     role: str
-    weight: float  # how much this sentence counts for topic words (noisy logs count less)
+    weight: float  # how much this sentence counts for topic words and the summary (noisy logs count less)
 
 
 def line_weight(line: TranscriptLine) -> float:
-    """Observations and system notes are often logs: let them count half for topic words."""
-    return 0.5 if line.type == "observation" or line.role == "system" else 1.0
+    """Tool calls, their observations and system notes are often logs: let them count half for topic
+    words and for the summary, so a chain's conversation names it rather than the test run inside it."""
+    return 0.5 if line.type in ("action", "observation") or line.role == "system" else 1.0
 
 
 def transcript_sentences(transcript: list[TranscriptLine]) -> list[Sentence]:
