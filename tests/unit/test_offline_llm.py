@@ -94,6 +94,35 @@ def test_a_chain_of_logs_only_is_summed_up_by_its_logs(llm) -> None:
     assert formation.topic != "small talk"
 
 
+def test_greetings_and_interjections_name_no_topic(llm) -> None:
+    """"Morning!" twice outweighed the payments rewrite in the demo, and LoCoMo chains were named "wow" or
+    "totally agree"; phatic words no longer make phrases (LoCoMo 3 conversations: every metric as before)."""
+    rewrite = llm.form_chain([
+        line("user", "Morning! I'm starting the payments service rewrite today, in Go."),
+        line("agent", "Good morning. What is driving the rewrite: latency, or maintainability of the old Python code?"),
+    ])
+    assert rewrite.topic == "payments service rewrite"
+    reply = llm.form_chain([
+        line("user", "Wow, that's awesome! Totally agree."),
+        line("agent", "Wow, thanks! Totally agree, the adoption papers are signed."),
+    ])
+    words = {w for phrase in [reply.topic, *(s.theme for s in reply.subtopics)] for w in phrase.split()}
+    assert "adoption" in reply.topic
+    assert not words & {"wow", "totally", "agree", "morning", "thanks"}
+
+
+def test_a_unit_after_a_number_is_no_topic_word(llm) -> None:
+    """The demo named a chain "ms p99" from "300 ms p99" and "50 ms"."""
+    formation = llm.form_chain([
+        line("user", "Mostly latency. The Python service sits at 300 ms p99 and the client, Prescott Data, "
+                     "wants under 50 ms."),
+        line("agent", "Go with a small worker pool should get you there."),
+    ])
+    phrases = [formation.topic, *(s.theme for s in formation.subtopics)]
+    assert not [p for p in phrases if "ms" in p.split()]
+    assert "python service" in formation.topic
+
+
 def test_subtopic_confidences_are_honest_and_descending(llm, deploy_transcript) -> None:
     subtopics = llm.form_chain(deploy_transcript).subtopics
     assert 1 <= len(subtopics) <= 3

@@ -7,9 +7,21 @@ from collections import Counter
 from athena_core.models.chains import Subtopic
 from athena_core.providers.offline.transcript import PHRASE_BREAK, Sentence, token_terms
 from athena_core.text.stemming import stem
+from athena_core.text.stopwords import SMALL_TALK_STOPWORDS
 from athena_core.text.tokens import Token, tokens
 
 SMALL_TALK_TOPIC = "small talk"
+
+# Words that open a reply or greet and name no topic ("Wow, that's great", "Totally agree", "Morning!");
+# they are not in STOPWORDS because the extractor and the lexical search read that list too.
+# (the quality gate's small-talk words hold the greetings: "hi", "thanks", "morning" ...)
+PHATIC = frozenset("wow congrats congratulations totally agree agreed absolutely definitely aww haha lol omg".split()) \
+    | SMALL_TALK_STOPWORDS
+
+
+def is_unit(previous: Token | None, tok: Token, gap: str) -> bool:
+    """A short word right after a number is its unit ("38 ms", "16 GB"): part of a quantity, no topic."""
+    return previous is not None and previous.lower.isdigit() and gap == " " and len(tok.lower) <= 3
 
 
 def candidate_phrases(
@@ -18,14 +30,16 @@ def candidate_phrases(
     """Maximal runs of content words, broken at stopwords and punctuation (RAKE's candidate rule).
 
     Runs longer than `max_words` yield every window of that length, so long noun piles still
-    contribute readable phrases. @handles are entities, not topics.
+    contribute readable phrases. @handles are entities, not topics; nor are phatic words (`PHATIC`) or
+    units after a number.
     """
     runs: list[list[Token]] = []
     run: list[Token] = []
     previous: Token | None = None
     for tok in sentence_tokens:
         gap = text[previous.end: tok.start] if previous else ""
-        phrase_word = tok.start in terms and not tok.lower.startswith("@")
+        phrase_word = (tok.start in terms and not tok.lower.startswith("@") and tok.lower not in PHATIC
+                       and not is_unit(previous, tok, gap))
         if run and (PHRASE_BREAK.search(gap) or not phrase_word):
             runs.append(run)
             run = []
