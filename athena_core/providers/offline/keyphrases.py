@@ -61,9 +61,10 @@ def keyphrases(sentences: list[Sentence], max_words: int = 4) -> list[tuple[str,
     """Score candidate phrases; best first as (phrase, score).
 
     score(p) = (1 + ln count(p)) · Σ_{w ∈ p} tf(w) / √len(p), with tf the weighted count of the stem
-    across the transcript and count(p) the phrase's weighted count (a log line counts half). Words that recur lift every phrase containing them; a phrase that recurs
-    lifts itself; √len keeps long one-off runs from winning on length alone. Phrases are keyed by
-    their stems and shown in their most frequent surface form (ties: first seen), lowercased.
+    across the transcript and count(p) the phrase's weighted count (a log line counts half). Words that
+    recur lift every phrase containing them; a phrase that recurs lifts itself; √len keeps long one-off
+    runs from winning on length alone. Phrases are keyed by their stems and shown in their most frequent
+    surface form (ties: first seen), lowercased.
     """
     term_weight: Counter[str] = Counter()
     phrase_count: Counter[tuple[str, ...]] = Counter()  # weighted, like the terms
