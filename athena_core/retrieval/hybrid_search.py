@@ -214,12 +214,19 @@ class HybridSearch:
     def _candidates(self, chain_fused: list, chain_rank: dict[str, int], event_fused: list,
                     event_scores: dict[str, tuple[float, list[str]]], events: dict, chains: dict[str, Chain],
                     chain_cosine: dict[str, float], cosine: dict[str, float]) -> list[Candidate]:
-        """Chain and event results with their fused scores (an event gains its chain's rank as context)."""
+        """Chain and event results with their fused scores. An event gains its chain's rank as context; a
+        pending event, whose chain is not formed yet, is its own context at its best rank (the chain it
+        will form is summed up by it), so the newest turns are not outranked by every turn of an older
+        chain only because that chain exists (SPEC S2 freshness)."""
         s = self.settings
         k = s.search_rrf_k
+        own_context: dict[str, int] = {}
         for f in event_fused:  # events not in a chain yet (pending, rejected) rank alike, without neighbours
-            if not events[f.key].chain_id:
+            event = events[f.key]
+            if not event.chain_id:
                 event_scores[f.key] = (f.score, list(f.retrievers))
+                if event.status == EventStatus.pending:
+                    own_context[f.key] = min(f.ranks.values())
 
         candidates: list[Candidate] = []
         for fused in chain_fused:
@@ -231,7 +238,7 @@ class HybridSearch:
                 retrievers=fused.retrievers, chain_id=chain.chain_id, topic=chain.topic), chain.chain_id))
         for event_id, (score, retrievers) in event_scores.items():
             event = events[event_id]
-            context = chain_rank.get(event.chain_id)
+            context = chain_rank.get(event.chain_id) if event.chain_id else own_context.get(event_id)
             score += rank_bonus(context, s.search_weight_chain, k) if context else 0.0
             candidates.append(Candidate(HitDraft(
                 content=render_event(event.timestamp, event.content),
