@@ -170,7 +170,6 @@ def _searched_at_once(search: HybridSearch, scope, queries: list[str]) -> tuple[
     return hits, stages
 
 
-
 def test_searches_beyond_the_limit_wait_their_turn(worker_api: TestClient, worker_runtime: Runtime) -> None:
     """Four searches at once: with `search_max_concurrent=2` at most two are inside the store together, the
     others wait (stage ``turn``) and then find what they find alone; with no limit all four are inside."""

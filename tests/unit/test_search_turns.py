@@ -3,18 +3,11 @@ rest served in arrival order, and a turn given back goes to the longest waiter, 
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
 from athena_core.retrieval.search_turns import SearchTurns
-
-
-def _wait_until(condition, timeout_s: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.001)
+from tests.pipeline.waiting import wait_until
 
 
 def _waiter(turns: SearchTurns, order: list[int], index: int) -> threading.Thread:
@@ -44,7 +37,7 @@ def test_waiters_get_their_turns_in_arrival_order() -> None:
     threads = []
     for index in range(6):  # each one queued before the next arrives
         threads.append(_waiter(turns, order, index))
-        _wait_until(lambda: turns.waiting == index + 1)
+        wait_until(lambda: turns.waiting == index + 1, timeout_s=5.0)
     turns.release()
     for thread in threads:
         thread.join(5.0)
@@ -59,7 +52,7 @@ def test_a_given_back_turn_goes_to_the_waiter_not_a_newcomer() -> None:
     turns.acquire()
     order: list[int] = []
     waiter = _waiter(turns, order, 1)
-    _wait_until(lambda: turns.waiting == 1)
+    wait_until(lambda: turns.waiting == 1, timeout_s=5.0)
     turns.release()
     assert not turns.acquire(blocking=False)  # handed over: the waiter holds it now
     waiter.join(5.0)
