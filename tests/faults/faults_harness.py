@@ -830,7 +830,7 @@ def run_kill_run(config: FaultRunConfig, work_dir: Path, *, echo: bool = True) -
                     figures["restarts_kombu_reconnect_bug"] += 1  # what `athena run`'s supervisor does
                     stack._respawn(name, stack.processes[name])
                     continue
-                errors.append(f"a process exited during recovery: {str(exc)[:400]}")
+                errors.append(f"a process exited during recovery: {exc}")  # the whole log tail: which caller raised
                 break
             if counts.pending() == 0 and counts.unindexed()[0] == 0:
                 recovered = True
