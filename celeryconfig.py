@@ -26,6 +26,11 @@ _settings = get_settings()
 
 PIPELINE_QUEUE = "athena.pipeline"
 BEAT_QUEUE = "athena.beat"
+# How every worker is started (`athena run`, the production topology; compose/docker-compose.yml spells the
+# same). -E: task events, for Flower. --without-gossip: no worker listens to the others' heartbeats (nothing
+# here uses gossip), so a Redis restart tears down one broadcast consumer less and logs no "Error on
+# restarting Gossip" traceback per worker (Celery passes the connection it has just dropped).
+WORKER_OPTIONS = ("-l", "info", "-E", "--without-gossip")
 
 include = [
     "athena_tasks.chains.pipeline",

@@ -41,7 +41,7 @@ from athena_devtools.engine_servers import (
     EngineStartError, MilvusServerProcess, RedisServerProcess, SecantusServerProcess, free_port,
 )
 from athena_devtools.stack import Stack
-from celeryconfig import BEAT_QUEUE, PIPELINE_QUEUE
+from celeryconfig import BEAT_QUEUE, PIPELINE_QUEUE, WORKER_OPTIONS
 
 log = logging.getLogger("athena.production_stack")
 
@@ -95,13 +95,13 @@ class _Processes(Stack):
     def start_pipeline_worker(self, name: str, concurrency: int) -> None:
         self._spawn(name, [
             sys.executable, "-m", "celery", "-A", "athena_tasks.app", "worker", "-Q", PIPELINE_QUEUE,
-            "-c", str(concurrency), "-n", f"{name}@%h", "-l", "info", "-E",
+            "-c", str(concurrency), "-n", f"{name}@%h", *WORKER_OPTIONS,
         ])
 
     def start_beat_queue_worker(self, name: str = "beatjobs") -> None:
         self._spawn(name, [
             sys.executable, "-m", "celery", "-A", "athena_tasks.app", "worker", "-Q", BEAT_QUEUE,
-            "-c", str(self.beat_worker_concurrency), "-n", f"{name}@%h", "-l", "info", "-E",
+            "-c", str(self.beat_worker_concurrency), "-n", f"{name}@%h", *WORKER_OPTIONS,
         ])
 
     def stop(self, timeout_s: float = 15.0) -> None:

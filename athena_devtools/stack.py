@@ -20,7 +20,7 @@ import httpx
 
 from athena_core.wiring.embedded_redis import answers, ensure_embedded_redis, socket_path, stop_embedded_redis
 from athena_core.wiring.settings import Settings
-from celeryconfig import BEAT_QUEUE, PIPELINE_QUEUE
+from celeryconfig import BEAT_QUEUE, PIPELINE_QUEUE, WORKER_OPTIONS
 
 log = logging.getLogger("athena.stack")
 
@@ -177,7 +177,7 @@ class Stack:
         self._spawn(name, [
             sys.executable, "-m", "celery", "-A", "athena_tasks.app", "worker",
             "-Q", PIPELINE_QUEUE, "-c", str(self.worker_concurrency),
-            "-n", f"{name}@%h", "-l", "info", "-E",
+            "-n", f"{name}@%h", *WORKER_OPTIONS,
         ])
 
     def start_beat_worker(self, name: str = "beat-jobs") -> None:
@@ -187,7 +187,7 @@ class Stack:
         self._spawn(name, [
             sys.executable, "-m", "celery", "-A", "athena_tasks.app", "worker",
             "-Q", BEAT_QUEUE, "-c", str(self.beat_worker_concurrency),
-            "-n", f"{name.replace('-', '')}@%h", "-l", "info", "-E",
+            "-n", f"{name.replace('-', '')}@%h", *WORKER_OPTIONS,
         ])
 
     def start_beat(self) -> None:

@@ -145,7 +145,7 @@ def test_every_service_is_health_checked_and_dependencies_wait_for_health() -> N
 
 
 def test_exactly_one_beat_and_separate_worker_queues() -> None:
-    from celeryconfig import BEAT_QUEUE, PIPELINE_QUEUE
+    from celeryconfig import BEAT_QUEUE, PIPELINE_QUEUE, WORKER_OPTIONS
 
     services = load_compose()["services"]
     beats = [name for name, s in services.items() if command_of(s)[3:4] == ["beat"]]
@@ -163,7 +163,8 @@ def test_exactly_one_beat_and_separate_worker_queues() -> None:
     assert queues("worker-pipeline") == PIPELINE_QUEUE
     assert queues("worker-beat-jobs") == BEAT_QUEUE
     assert "container_name" not in services["worker-pipeline"]  # scalable: --scale worker-pipeline=N
-    assert all("-E" in command_of(services[n]) for n in ("worker-pipeline", "worker-beat-jobs"))  # Flower sees tasks
+    for name in ("worker-pipeline", "worker-beat-jobs"):  # started as `athena run` starts its workers
+        assert set(WORKER_OPTIONS) <= set(command_of(services[name])), name  # -E: Flower sees tasks
     # Issue 13: the beat queue has a worker service of its own, and no other worker consumes it.
     consumers = {name: command_of(s)[command_of(s).index("-Q") + 1].split(",") for name, s in services.items()
                  if command_of(s)[3:4] == ["worker"]}
