@@ -1,6 +1,6 @@
 """A Celery process survives cancelling a broadcast consumer while Redis is down.
 
-Workers listen to broadcast queues (remote control, gossip) over Redis pub/sub. When Redis restarts, a
+Workers listen to broadcast queues (remote control; gossip where it runs) over Redis pub/sub. When Redis restarts, a
 worker tears those consumers down; kombu's Redis transport then sends PUNSUBSCRIBE for each one. On the
 embedded default's Unix socket the write fails at once, redis-py's retry finds the server still down,
 and the ConnectionError escaped from `Channel._unsubscribe_from` and ended the beat-jobs worker with

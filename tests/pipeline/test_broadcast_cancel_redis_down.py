@@ -1,20 +1,16 @@
 """A broadcast consumer is cancelled while Redis is down (athena_tasks/kombu_redis_unsubscribe.py).
 
-A private redis-server on a Unix socket, as the embedded default runs it: a kombu consumer of a fanout
-queue subscribes over pub/sub, the server is SIGKILLed, and the consumer is cancelled as a worker does
-when it tears its broadcast consumers down. kombu 5.7's own `_unsubscribe_from` raises there (the CI
+The data directory's embedded Redis, on its Unix socket, as the CI fault run had it: a kombu consumer of a
+fanout queue subscribes over pub/sub, the server is SIGKILLed, and the consumer is cancelled as a worker
+does when it tears its broadcast consumers down. kombu 5.7's own `_unsubscribe_from` raises there (the CI
 fault run's beat-jobs worker died of it); Athena's wrapper must not, and must forget the pattern.
 """
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
-import subprocess
-import tempfile
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -23,38 +19,28 @@ from kombu import Connection, Consumer, Exchange, Queue
 from kombu.transport import redis as kombu_redis
 
 import athena_tasks.app  # noqa: F401  (installs the wrapper, as every worker does)
-
-REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
-pytestmark = pytest.mark.skipif(not os.path.exists(REDIS_SERVER), reason="no redis-server binary")
+from athena_core.wiring.embedded_redis import answers, ensure_embedded_redis, socket_path, stop_embedded_redis
+from tests.pipeline.waiting import wait_until
 
 QUEUE = "athena-broadcast-test"
 
 
 @pytest.fixture
-def socket_redis() -> Iterator[tuple[Path, subprocess.Popen]]:
-    directory = Path(tempfile.mkdtemp(prefix="athena-r", dir="/tmp"))  # a Unix socket path has ~100 bytes
-    path = directory / "redis.sock"
-    proc = subprocess.Popen([REDIS_SERVER, "--port", "0", "--unixsocket", str(path), "--save", "",
-                             "--appendonly", "no", "--dir", str(directory)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    client = redis.Redis(unix_socket_path=str(path))
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            if client.ping():
-                break
-        except redis.RedisError:
-            assert time.monotonic() < deadline, "private redis-server did not start"
-            time.sleep(0.02)
-    yield path, proc
-    if proc.poll() is None:
-        proc.kill()
-        proc.wait(10)
-    shutil.rmtree(directory, ignore_errors=True)
+def embedded_redis(tmp_path: Path) -> Iterator[tuple[str, Callable[[], None]]]:
+    """The broker URL kombu uses, and a SIGKILL of the server that returns once it no longer answers."""
+    location = ensure_embedded_redis(tmp_path)
+    pid = int((tmp_path / "redis.pid").read_text().strip())
+
+    def kill() -> None:
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: not answers(socket_path(tmp_path)), timeout_s=10)
+
+    yield location.celery_url, kill
+    stop_embedded_redis(tmp_path)
 
 
-def _subscribed_consumer(path: Path) -> tuple[Connection, Consumer]:
-    connection = Connection(f"redis+socket://{path}")
+def _subscribed_consumer(url: str) -> tuple[Connection, Consumer]:
+    connection = Connection(url)
     channel = connection.channel()
     consumer = Consumer(channel, queues=[Queue(QUEUE, Exchange(QUEUE, type="fanout"), auto_delete=True)],
                         callbacks=[lambda body, message: None])
@@ -67,16 +53,11 @@ def _subscribed_consumer(path: Path) -> tuple[Connection, Consumer]:
     return connection, consumer
 
 
-def _kill(proc: subprocess.Popen) -> None:
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(10)
-
-
-def test_cancelling_a_broadcast_consumer_while_redis_is_down_raises_nothing(socket_redis) -> None:
-    path, proc = socket_redis
-    connection, consumer = _subscribed_consumer(path)
+def test_cancelling_a_broadcast_consumer_while_redis_is_down_raises_nothing(embedded_redis) -> None:
+    url, kill = embedded_redis
+    connection, consumer = _subscribed_consumer(url)
     channel = consumer.channel
-    _kill(proc)
+    kill()
 
     consumer.cancel()
 
@@ -85,12 +66,12 @@ def test_cancelling_a_broadcast_consumer_while_redis_is_down_raises_nothing(sock
     connection.release()
 
 
-def test_kombus_own_unsubscribe_raises_there(socket_redis) -> None:
+def test_kombus_own_unsubscribe_raises_there(embedded_redis) -> None:
     """The failure the wrapper exists for. If kombu stops raising here, the wrapper can go."""
-    path, proc = socket_redis
-    connection, consumer = _subscribed_consumer(path)
+    url, kill = embedded_redis
+    connection, consumer = _subscribed_consumer(url)
     kombus_own = kombu_redis.Channel._unsubscribe_from.__wrapped__
-    _kill(proc)
+    kill()
 
     with pytest.raises(redis.ConnectionError):
         kombus_own(consumer.channel, QUEUE)
