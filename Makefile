@@ -4,13 +4,14 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run demo test bench bench-quick flower clean eval eval-facts faults
+.PHONY: run demo test bench bench-quick flower clean eval eval-facts faults constraints
 
-$(STAMP): pyproject.toml Makefile
+# Installs at the versions of constraints.txt (what CI last passed with), not whatever the registry has today.
+$(STAMP): pyproject.toml Makefile constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q torch==2.13.0  # first: the CPU wheel, never a CUDA build
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -c constraints.txt torch==2.13.0  # first: the CPU wheel, never a CUDA build
+	$(BIN)/pip install -q -c constraints.txt -e '.[test]'
 	$(BIN)/athena prepare  # the embedding model's ONNX export, once per machine
 	touch $(STAMP)
 
@@ -33,6 +34,21 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .athena
+
+# constraints.txt from the newest releases pyproject.toml allows, resolved in a throwaway venv; run
+# `make clean test` on it before committing (CI installs exactly what it lists).
+CONSTRAINTS_VENV := .venv-constraints
+constraints:
+	rm -rf $(CONSTRAINTS_VENV)
+	$(PYTHON) -m venv $(CONSTRAINTS_VENV)
+	$(CONSTRAINTS_VENV)/bin/pip install -q --upgrade pip
+	$(CONSTRAINTS_VENV)/bin/pip install -q torch==2.13.0
+	$(CONSTRAINTS_VENV)/bin/pip install -q -e '.[test]'
+	# torch without its local label (+cpu): the same pin then holds for the CPU wheels of every platform
+	{ grep '^#' constraints.txt; $(CONSTRAINTS_VENV)/bin/pip freeze --exclude-editable \
+	  | sed -E 's/^(torch==[^+]+)\+.*/\1/'; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
+	rm -rf $(CONSTRAINTS_VENV)
 
 eval: $(STAMP)
 	$(BIN)/athena eval locomo

@@ -306,7 +306,7 @@ def test_the_dockerfile_is_multi_stage_non_root_with_a_health_check() -> None:
     api_stage = text[text.index("AS api"):]
     assert "HEALTHCHECK" in api_stage and "/health" in api_stage
     torch_at = text.index('"torch==${TORCH_VERSION}"')
-    project_at = text.index('pip install "."')
+    project_at = text.index('pip install -c constraints.txt "."')  # at the pinned versions, as `make` installs
     assert torch_at < project_at  # the CPU torch wheel first, then the project
     compose_targets = {s.get("build", {}).get("target") for s in load_compose()["services"].values()}
     assert {"api", "worker"} <= compose_targets
@@ -463,12 +463,12 @@ def test_the_production_image_installs_no_milvus_lite() -> None:
 
     text = DOCKERFILE.read_text()
     assert "milvus-lite" not in re.sub(r"#[^\n]*", "", text).replace("'milvus-lite is installed'", "")
-    assert not re.search(r'pip install "\.\[[^]]*milvus', text)  # the `milvus` extra pulls milvus-lite
+    assert not re.search(r'pip install (-c constraints.txt )?"\.\[[^]]*milvus', text)  # the `milvus` extra pulls milvus-lite
     requirement = re.search(r'^ARG PYMILVUS_REQUIREMENT="([^"]+)"', text, re.MULTILINE)
     assert requirement
     extras = tomllib.loads((COMPOSE_DIR.parent / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert requirement[1] in extras["milvus"]  # the same pymilvus requirement as the project's extra
-    assert 'pip install "." "${PYMILVUS_REQUIREMENT}"' in text
+    assert 'pip install -c constraints.txt "." "${PYMILVUS_REQUIREMENT}"' in text
     assert "find_spec('milvus_lite')" in text  # the build fails should anything pull it in again
 
 
