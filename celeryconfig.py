@@ -65,6 +65,9 @@ enable_utc = True
 task_acks_late = True
 task_reject_on_worker_lost = True
 worker_prefetch_multiplier = 1
+# A task running when the broker connection drops finishes (its work is durable and idempotent; the
+# message is delivered again); Celery 6 would cancel it by default (athena_tasks/connection_loss_notice.py).
+worker_cancel_long_running_tasks_on_connection_loss = False
 task_soft_time_limit = _settings.task_soft_time_limit_s
 task_time_limit = _settings.task_time_limit_s
 worker_send_task_events = True

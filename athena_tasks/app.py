@@ -12,6 +12,7 @@ from celery.signals import after_setup_logger, after_setup_task_logger, import_m
 
 from athena_core.observability.json_logs import JsonFormatter
 from athena_core.wiring.settings import get_settings
+import athena_tasks.connection_loss_notice  # noqa: F401  (running tasks outlive a lost broker, quietly)
 import athena_tasks.cpu_priority  # noqa: F401  (ATHENA_WORKER_NICE, via celeryd_init)
 import athena_tasks.kombu_redis_unsubscribe  # noqa: F401  (survive a broadcast cancel while Redis is down)
 import athena_tasks.sentry_hooks  # noqa: F401  (SENTRY_DSN → Sentry in the worker, via celeryd_init)
