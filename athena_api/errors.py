@@ -38,6 +38,19 @@ def error_body(code: str, message: str, fields: list[dict] | None = None) -> dic
     return {"error": {"code": code, "message": message, "fields": fields or []}}
 
 
+# How many field names an error's `message` lists; `fields` always holds every one. A batch of 500 items
+# each missing a field would otherwise repeat 500 names in the one line a client shows a person.
+MESSAGE_NAMES_SHOWN = 10
+
+
+def naming(prefix: str, names: list[str]) -> str:
+    """`prefix: a, b, c`, the first `MESSAGE_NAMES_SHOWN` distinct names, then how many more there are."""
+    distinct = list(dict.fromkeys(names))
+    shown = ", ".join(distinct[:MESSAGE_NAMES_SHOWN])
+    more = len(distinct) - MESSAGE_NAMES_SHOWN
+    return f"{prefix}: {shown}" + (f" and {more} more" if more > 0 else "")
+
+
 LOCATIONS = ("body", "query", "path", "header", "cookie")
 BODY_PARSE_ERROR = "There was an error parsing the body"  # FastAPI's 400 detail when reading the body fails
 
@@ -92,8 +105,7 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _validation(_: Request, exc: RequestValidationError) -> JSONResponse:
         fields = [_validation_field(e) for e in exc.errors()]
-        names = ", ".join(dict.fromkeys(f["field"] for f in fields))
-        message = f"invalid request: {names}"
+        message = naming("invalid request", [f["field"] for f in fields])
         if any(e.get("type") == "json_invalid" for e in exc.errors()):
             message = "invalid request: the body is not valid JSON"
         return JSONResponse(error_body("validation_error", message, fields), status_code=422)

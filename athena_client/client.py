@@ -17,9 +17,28 @@ from typing import Any
 import httpx
 
 
+FIELDS_SHOWN = 5  # field reasons an AthenaError's text lists; `body` keeps every one
+
+
+def describe_error(status: int, body: Any) -> str:
+    """One readable report of an error answer: status, code and message, then the first `FIELDS_SHOWN`
+    fields with their reasons (a batch of 500 bad items is not 500 lines on a terminal)."""
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return f"Athena answered {status}: {body}"
+    lines = [f"Athena answered {status} {error.get('code')}: {error.get('message')}"]
+    fields = [f for f in error.get("fields") or [] if isinstance(f, dict)]
+    lines += [f"  {f.get('field')}: {f.get('message')}" for f in fields[:FIELDS_SHOWN]]
+    if len(fields) > FIELDS_SHOWN:
+        lines.append(f"  ... and {len(fields) - FIELDS_SHOWN} more")
+    return "\n".join(lines)
+
+
 class AthenaError(RuntimeError):
+    """A non-2xx answer: its text is `describe_error`'s report, `body` the whole answer."""
+
     def __init__(self, status: int, body: Any) -> None:
-        super().__init__(f"Athena answered {status}: {body}")
+        super().__init__(describe_error(status, body))
         self.status = status
         self.body = body
         self.stored_ids: list[str] = []  # store_events: ids of the requests stored before this one failed

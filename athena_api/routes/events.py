@@ -21,7 +21,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from athena_api.dependencies import RuntimeDep, WriteSessionDep, WriterDep, confirm_session, refuse
-from athena_api.errors import ApiError
+from athena_api.errors import ApiError, naming
 from athena_api.idempotency import IdempotencyKey, blob_name, check_key, claim_event_ids, request_hash
 from athena_api.limits import check_metadata, check_text_size
 from athena_core.ids import new_id
@@ -145,9 +145,8 @@ def _one_error(problems: list[ApiError]) -> ApiError:
     """A batch's problems as one answer: 413 when every one is a size, else 422; every field named."""
     status = 413 if all(p.status == 413 for p in problems) else 422
     fields = [(p.field or "events", p.message) for p in problems]
-    names = ", ".join(dict.fromkeys(f for f, _ in fields))
-    return ApiError(status, "too_large" if status == 413 else "validation_error", f"invalid events: {names}",
-                    fields=fields)
+    return ApiError(status, "too_large" if status == 413 else "validation_error",
+                    naming("invalid events", [f for f, _ in fields]), fields=fields)
 
 
 @router.post("/events", status_code=201, response_model=EventStored)

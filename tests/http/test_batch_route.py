@@ -116,3 +116,18 @@ def test_an_idempotency_key_replays_the_first_answer_and_stores_once(
 def test_an_unknown_session_is_a_404(api: TestClient) -> None:
     response = api.post(_batch("ses_missing"), json={"events": [{"type": "message", "content": "x"}]})
     assert response.status_code == 404 and _fields(response) == ["session_id"]
+
+
+def test_a_batch_of_many_bad_items_names_every_one_in_fields_and_the_first_ten_in_the_message(
+    api: TestClient, runtime: Runtime, tenant: str, session_id: str
+) -> None:
+    untyped = [{"role": "user", "content": f"turn {i}"} for i in range(30)]  # the model's check: `type` required
+    empty = [{"role": "user", "type": "message", "content": " "} for _ in range(12)]  # the route's own check
+    for events, field, more in ((untyped, "type", 20), (empty, "content", 2)):
+        response = api.post(_batch(session_id), json={"events": events})
+        assert response.status_code == 422
+        assert _fields(response) == [f"events[{i}].{field}" for i in range(len(events))]
+        message = response.json()["error"]["message"]
+        assert f"events[9].{field}" in message and f"events[10].{field}" not in message, message
+        assert message.endswith(f" and {more} more"), message
+    assert runtime.documents.count_events(_scope(tenant)) == 0

@@ -45,3 +45,19 @@ def test_import_stops_at_a_refused_request_and_says_what_was_stored(
     result = CliRunner().invoke(app, ["import", str(path), "--tenant", tenant, "--user", "u1", "--batch-size", "3"])
     assert result.exit_code == 1 and "stored 3 of 6 events" in result.output
     assert runtime.documents.count_events(AgentScope(tenant_id=tenant, user_id="u1")) == 3
+
+
+def test_a_refusal_of_many_items_prints_a_short_report(
+    api: TestClient, runtime: Runtime, tenant: str, tmp_path: Path, monkeypatch
+) -> None:
+    """Every line missing `type`: the refusal names the first fields with their reasons and counts the rest,
+    instead of printing the whole answer (419 field entries for a LoCoMo conversation)."""
+    _through(api, monkeypatch)
+    path = tmp_path / "untyped.jsonl"
+    path.write_text("\n".join(json.dumps({"role": "user", "content": f"line {i}"}) for i in range(40)))
+    result = CliRunner().invoke(app, ["import", str(path), "--tenant", tenant, "--user", "u1"])
+    assert result.exit_code == 1 and "stored 0 of 40 events" in result.output
+    assert "Athena answered 422 validation_error" in result.output
+    assert "events[0].type: Field required" in result.output and "... and 35 more" in result.output
+    assert "events[39].type" not in result.output and len(result.output) < 1000, result.output
+    assert runtime.documents.count_events(AgentScope(tenant_id=tenant, user_id="u1")) == 0
