@@ -3,8 +3,8 @@
 the message it could not ack is delivered again (or its events re-enqueued by the pending sweep) and finds
 the work done. Cancelling it, Celery 6's coming default, would kill the pool process and lose that work.
 
-Celery warns about the coming default on every reconnect, a dozen lines in each worker's log during a
-Redis restart. The choice is made, so the notice is muted, and only it. This happens once the worker's
+Celery warns about the coming default on every reconnect, nine lines in each worker's log per Redis
+restart. The choice is made, so the notice is muted, and only it. This happens once the worker's
 logging is set up (`celeryd_after_setup`), because setting up logging turns Celery's deprecation warnings
 back to "always".
 """
