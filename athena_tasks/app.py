@@ -14,7 +14,7 @@ from athena_core.observability.json_logs import JsonFormatter
 from athena_core.wiring.settings import get_settings
 import athena_tasks.connection_loss_notice  # noqa: F401  (running tasks outlive a lost broker, quietly)
 import athena_tasks.cpu_priority  # noqa: F401  (ATHENA_WORKER_NICE, via celeryd_init)
-import athena_tasks.kombu_redis_unsubscribe  # noqa: F401  (survive a broadcast cancel while Redis is down)
+import athena_tasks.kombu_redis_outage  # noqa: F401  (workers survive a Redis restart: two kombu wraps)
 import athena_tasks.sentry_hooks  # noqa: F401  (SENTRY_DSN → Sentry in the worker, via celeryd_init)
 
 app = Celery("athena")

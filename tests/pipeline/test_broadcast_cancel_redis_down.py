@@ -1,4 +1,4 @@
-"""A broadcast consumer is cancelled while Redis is down (athena_tasks/kombu_redis_unsubscribe.py).
+"""A broadcast consumer is cancelled while Redis is down (athena_tasks/kombu_redis_outage.py).
 
 The data directory's embedded Redis, on its Unix socket, as the CI fault run had it: a kombu consumer of a
 fanout queue subscribes over pub/sub, the server is SIGKILLed, and the consumer is cancelled as a worker
@@ -7,11 +7,7 @@ fault run's beat-jobs worker died of it); Athena's wrapper must not, and must fo
 """
 from __future__ import annotations
 
-import os
-import signal
 import socket
-from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 import redis
@@ -19,24 +15,9 @@ from kombu import Connection, Consumer, Exchange, Queue
 from kombu.transport import redis as kombu_redis
 
 import athena_tasks.app  # noqa: F401  (installs the wrapper, as every worker does)
-from athena_core.wiring.embedded_redis import answers, ensure_embedded_redis, socket_path, stop_embedded_redis
-from tests.pipeline.waiting import wait_until
+from tests.pipeline.killable_redis import embedded_redis  # noqa: F401  (fixture)
 
 QUEUE = "athena-broadcast-test"
-
-
-@pytest.fixture
-def embedded_redis(tmp_path: Path) -> Iterator[tuple[str, Callable[[], None]]]:
-    """The broker URL kombu uses, and a SIGKILL of the server that returns once it no longer answers."""
-    location = ensure_embedded_redis(tmp_path)
-    pid = int((tmp_path / "redis.pid").read_text().strip())
-
-    def kill() -> None:
-        os.kill(pid, signal.SIGKILL)
-        wait_until(lambda: not answers(socket_path(tmp_path)), timeout_s=10)
-
-    yield location.celery_url, kill
-    stop_embedded_redis(tmp_path)
 
 
 def _subscribed_consumer(url: str) -> tuple[Connection, Consumer]:
