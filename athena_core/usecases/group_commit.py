@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 
 from athena_core.models.events import Event
+from athena_core.models.scope import AgentScope
 from athena_core.usecases.ingest import DurableWriteError, Ingest, IngestRequest
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,10 @@ log = logging.getLogger(__name__)
 QUEUE_WAIT_BUDGET_S = 1.0  # the queue admits about this much of the writer's measured work
 RATE_SMOOTHING = 0.2  # weight of the newest group in the writer's events-per-second estimate
 REQUEST_PASS_INTERVAL_S = 0.05  # pipeline runs are debounced per scope anyway: 50 ms later costs nothing
+# A request the broker refused (Redis restarting) is tried again every `REQUEST_RETRY_S` for up to
+# `REQUEST_RETRY_FOR_S`; after that the pending and index sweeps own it (they take events this old).
+REQUEST_RETRY_S = 1.0
+REQUEST_RETRY_FOR_S = 120.0
 
 
 class Overloaded(RuntimeError):
@@ -181,7 +186,13 @@ class GroupCommitWriter:
         """The pipeline requests, off the answer's path: each scope after the commit that named it, at
         most one pass per `REQUEST_PASS_INTERVAL_S`. Each request is two Redis round trips (the run and
         the index flags, almost always already set), and back-to-back passes made that several round
-        trips per event under load; waiting lets a pass take every scope the commits meanwhile named."""
+        trips per event under load; waiting lets a pass take every scope the commits meanwhile named.
+
+        A refused request ends its pass (the broker is down: the other scopes would fail alike, each
+        after its own connect). That scope and the rest of the pass are tried again a second later, so
+        events stored while Redis restarts are indexed and searchable within seconds of its return, not
+        when the sweeps next reach them (SPEC S2 freshness)."""
+        failing_since: dict[AgentScope, float] = {}  # scope → when the broker first refused its run
         while True:
             with self._scopes_cond:
                 while not self._scopes and not self._stopping:
@@ -192,9 +203,26 @@ class GroupCommitWriter:
                     self._scopes_cond.wait(0.05)
                     continue
                 scopes, self._scopes = list(self._scopes), {}
-            for scope in scopes:
-                self.ingest.request_pipeline_safely(scope)
-            self._closing.wait(REQUEST_PASS_INTERVAL_S)  # not woken by new scopes: they gather meanwhile
+            retry = self._request_pass(scopes, failing_since)
+            if retry and not self._stopping:  # stopping: the sweeps take what the broker refused
+                with self._scopes_cond:
+                    self._scopes = {**dict.fromkeys(retry), **self._scopes}
+            # not woken by new scopes: they gather meanwhile
+            self._closing.wait(REQUEST_RETRY_S if retry else REQUEST_PASS_INTERVAL_S)
+
+    def _request_pass(self, scopes: list[AgentScope], failing_since: dict[AgentScope, float]) -> list[AgentScope]:
+        """Request each scope's run until one is refused; returns the scopes to try again (that one and
+        those after it), less those refused for `REQUEST_RETRY_FOR_S` already."""
+        for i, scope in enumerate(scopes):
+            if self.ingest.request_pipeline_safely(scope):
+                failing_since.pop(scope, None)
+                continue
+            now = time.monotonic()
+            retry = [s for s in scopes[i:] if now - failing_since.setdefault(s, now) < REQUEST_RETRY_FOR_S]
+            for given_up in set(scopes[i:]) - set(retry):
+                del failing_since[given_up]
+            return retry
+        return []
 
 
 def _resolve(future: asyncio.Future, outcome: object) -> None:

@@ -211,13 +211,15 @@ class Ingest:
             elif int(count) > 1:
                 metrics.STM_COALESCED.inc()
 
-    def request_pipeline_safely(self, scope: AgentScope) -> None:
-        """Request the scope's pipeline run; a failure is logged and counted, never raised."""
+    def request_pipeline_safely(self, scope: AgentScope) -> bool:
+        """Request the scope's pipeline run; False when that failed (logged and counted, never raised)."""
         try:
             self.request_pipeline(scope)
-        except Exception as exc:  # noqa: BLE001 - the pending sweep re-enqueues
+        except Exception as exc:  # noqa: BLE001 - retried by the group commit's requester, then the sweeps
             metrics.PIPELINE_PUBLISH.labels("failed").inc()
-            log.warning("pipeline enqueue failed for %s; the pending sweep will retry: %s", scope.key, exc)
+            log.warning("pipeline enqueue failed for %s; retried, and the sweeps cover it: %s", scope.key, exc)
+            return False
+        return True
 
 
 def adds_a_slot(event: Event) -> bool:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import pytest
 
 from athena_core.models.events import EventRole, EventType
 from athena_core.models.sessions import Session
+from athena_core.usecases import group_commit
 from athena_core.usecases.group_commit import GroupCommitWriter, Overloaded, _Waiting, take_group
 from athena_core.usecases.ingest import DurableWriteError, EventDraft, Ingest, IngestRequest
 from athena_core.models.events import utc_now
@@ -267,3 +269,59 @@ def test_the_queue_bound_follows_the_writers_measured_rate() -> None:
         writer.close()
     # at most 5 events per 50 ms (100 events/s): about a second of that, never below one full group
     assert 5 <= writer.admission_limit() <= 100
+
+
+class FakeBrokerDownFor:
+    """A fake pipeline requester (Ingest's `request_pipeline`): refuses the first `refusals` calls, as a
+    restarting Redis does, then records each scope it publishes."""
+
+    def __init__(self, refusals: int) -> None:
+        self.refusals = refusals
+        self.attempts: list[str] = []
+        self.published: list[str] = []
+
+    def __call__(self, scope) -> None:  # noqa: ANN001
+        self.attempts.append(scope.user_id)
+        if len(self.attempts) <= self.refusals:
+            raise ConnectionError("fake broker: connection refused")
+        self.published.append(scope.user_id)
+
+
+def test_runs_the_broker_refused_are_requested_again_once_it_answers(monkeypatch) -> None:
+    monkeypatch.setattr(group_commit, "REQUEST_RETRY_S", 0.02)
+    log = FakeGatedEventLog()
+    log.gate.set()
+    broker = FakeBrokerDownFor(refusals=3)
+    writer = GroupCommitWriter(Ingest(log, FakeWindow(log), broker), max_group_events=100, max_queued_events=1000)
+    writer.start()
+
+    async def scenario() -> None:
+        await asyncio.gather(*(writer.store(_request(n)) for n in range(3)))
+
+    try:
+        asyncio.run(scenario())
+        deadline = time.monotonic() + 5
+        while sorted(broker.published) != ["u0", "u1", "u2"] and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        writer.close()
+    assert sorted(broker.published) == ["u0", "u1", "u2"]  # every scope's run, once the broker answered
+    assert len(broker.attempts) == 6  # a refusal ends its pass: one attempt per refusal, then one per scope
+
+
+def test_a_pass_stops_at_the_first_refusal_and_gives_up_after_the_retry_window(monkeypatch) -> None:
+    writer = GroupCommitWriter(Ingest(FakeGatedEventLog(), None, FakeBrokerDownFor(refusals=1)))
+    scopes = [_session(n).scope for n in range(4)]
+    failing_since: dict = {}
+    assert writer._request_pass(scopes, failing_since) == scopes  # refused first: all four again, none tried after
+    assert writer._request_pass(scopes, failing_since) == []  # the broker answers: all four requested
+    assert failing_since == {}
+
+    writer = GroupCommitWriter(Ingest(FakeGatedEventLog(), None, FakeBrokerDownFor(refusals=100)))
+    clock = [1000.0]
+    monkeypatch.setattr(group_commit.time, "monotonic", lambda: clock[0])
+    assert writer._request_pass(scopes[:2], failing_since) == scopes[:2]
+    clock[0] += group_commit.REQUEST_RETRY_FOR_S - 1
+    assert writer._request_pass(scopes[:2], failing_since) == scopes[:2]
+    clock[0] += 1  # refused for the whole window: left to the pending and index sweeps
+    assert writer._request_pass(scopes[:2], failing_since) == [] and failing_since == {}
