@@ -6,12 +6,18 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: run demo test bench bench-quick flower clean eval eval-facts faults constraints
 
+# $(call install_venv,DIR,PIP_OPTIONS): a venv in DIR with torch's CPU wheel first (so pip never pulls a CUDA
+# build), then the project and its test extra. `make` and `make constraints` set up their venvs with it.
+define install_venv
+	test -x $(1)/bin/python || $(PYTHON) -m venv $(1)
+	$(1)/bin/pip install -q --upgrade pip
+	$(1)/bin/pip install -q $(2) torch==2.13.0
+	$(1)/bin/pip install -q $(2) -e '.[test]'
+endef
+
 # Installs at the versions of constraints.txt (what CI last passed with), not whatever the registry has today.
 $(STAMP): pyproject.toml Makefile constraints.txt
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -c constraints.txt torch==2.13.0  # first: the CPU wheel, never a CUDA build
-	$(BIN)/pip install -q -c constraints.txt -e '.[test]'
+	$(call install_venv,$(VENV),-c constraints.txt)
 	$(BIN)/athena prepare  # the embedding model's ONNX export, once per machine
 	touch $(STAMP)
 
@@ -40,10 +46,7 @@ clean:
 CONSTRAINTS_VENV := .venv-constraints
 constraints:
 	rm -rf $(CONSTRAINTS_VENV)
-	$(PYTHON) -m venv $(CONSTRAINTS_VENV)
-	$(CONSTRAINTS_VENV)/bin/pip install -q --upgrade pip
-	$(CONSTRAINTS_VENV)/bin/pip install -q torch==2.13.0
-	$(CONSTRAINTS_VENV)/bin/pip install -q -e '.[test]'
+	$(call install_venv,$(CONSTRAINTS_VENV),)
 	# torch without its local label (+cpu): the same pin then holds for the CPU wheels of every platform
 	{ grep '^#' constraints.txt; $(CONSTRAINTS_VENV)/bin/pip freeze --exclude-editable \
 	  | sed -E 's/^(torch==[^+]+)\+.*/\1/'; } > constraints.txt.new

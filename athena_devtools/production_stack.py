@@ -41,7 +41,7 @@ from athena_devtools.engine_servers import (
     EngineStartError, MilvusServerProcess, RedisServerProcess, SecantusServerProcess, free_port,
 )
 from athena_devtools.stack import Stack
-from celeryconfig import BEAT_QUEUE, PIPELINE_QUEUE, WORKER_OPTIONS
+from celeryconfig import BEAT_QUEUE, PIPELINE_QUEUE
 
 log = logging.getLogger("athena.production_stack")
 
@@ -93,16 +93,10 @@ class _Processes(Stack):
         ])
 
     def start_pipeline_worker(self, name: str, concurrency: int) -> None:
-        self._spawn(name, [
-            sys.executable, "-m", "celery", "-A", "athena_tasks.app", "worker", "-Q", PIPELINE_QUEUE,
-            "-c", str(concurrency), "-n", f"{name}@%h", *WORKER_OPTIONS,
-        ])
+        self._spawn_worker(name, PIPELINE_QUEUE, concurrency, name)
 
     def start_beat_queue_worker(self, name: str = "beatjobs") -> None:
-        self._spawn(name, [
-            sys.executable, "-m", "celery", "-A", "athena_tasks.app", "worker", "-Q", BEAT_QUEUE,
-            "-c", str(self.beat_worker_concurrency), "-n", f"{name}@%h", *WORKER_OPTIONS,
-        ])
+        self._spawn_worker(name, BEAT_QUEUE, self.beat_worker_concurrency, name)
 
     def stop(self, timeout_s: float = 15.0) -> None:
         """SIGTERM to every process group at once, then wait (SIGKILL what is left at the deadline): with

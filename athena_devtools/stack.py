@@ -172,23 +172,23 @@ class Stack:
             *(["--workers", str(workers)] if workers > 1 else []),
         ])
 
-    def start_worker(self, name: str = "worker") -> None:
-        """The pipeline worker: consumes `athena.pipeline` only (the beat jobs have their own worker)."""
+    def _spawn_worker(self, name: str, queue: str, concurrency: int, node: str) -> None:
+        """A Celery worker of `queue`, node `node@host`, started with `celeryconfig.WORKER_OPTIONS` (as
+        compose starts its workers)."""
         self._spawn(name, [
             sys.executable, "-m", "celery", "-A", "athena_tasks.app", "worker",
-            "-Q", PIPELINE_QUEUE, "-c", str(self.worker_concurrency),
-            "-n", f"{name}@%h", *WORKER_OPTIONS,
+            "-Q", queue, "-c", str(concurrency), "-n", f"{node}@%h", *WORKER_OPTIONS,
         ])
+
+    def start_worker(self, name: str = "worker") -> None:
+        """The pipeline worker: consumes `athena.pipeline` only (the beat jobs have their own worker)."""
+        self._spawn_worker(name, PIPELINE_QUEUE, self.worker_concurrency, name)
 
     def start_beat_worker(self, name: str = "beat-jobs") -> None:
         """The beat jobs' worker (issue 13): consumes `athena.beat` only (promotion per user, archive, sweeps,
         analytics), so a pipeline backlog never delays them and they never take a pipeline slot. Two
         processes: one slow tenant's promotion holds one of them, never the whole queue."""
-        self._spawn(name, [
-            sys.executable, "-m", "celery", "-A", "athena_tasks.app", "worker",
-            "-Q", BEAT_QUEUE, "-c", str(self.beat_worker_concurrency),
-            "-n", f"{name.replace('-', '')}@%h", *WORKER_OPTIONS,
-        ])
+        self._spawn_worker(name, BEAT_QUEUE, self.beat_worker_concurrency, name.replace("-", ""))
 
     def start_beat(self) -> None:
         self._spawn("beat", [
