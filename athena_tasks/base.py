@@ -65,11 +65,20 @@ class AthenaTask(Task):
         log.error("task %s[%s] failed for good: %s", self.name, task_id, reason)
         try:
             runtime = get_runtime()
+        except Exception:  # noqa: BLE001 - never mask the original failure
+            log.exception("could not record the failure of %s[%s]: the worker's stores did not open", self.name, task_id)
+            return
+        # Two independent records, each in its own store: one failing must not cost the other.
+        try:
             runtime.documents.record_dead_letter(
                 self.name, task_id, {"args": list(args), "kwargs": dict(kwargs)}, reason,
                 scope=user_scope_of(scope_key),
             )
-            if scope_key:
+        except Exception:  # noqa: BLE001
+            log.exception("could not write the dead letter of %s[%s] to the document store", self.name, task_id)
+        if scope_key:
+            try:
                 mark_failed(runtime.redis, scope_key, reason, runtime.settings.failed_scope_backoff_s)
-        except Exception:  # noqa: BLE001 - never mask the original failure
-            log.exception("could not record dead letter for %s[%s]", self.name, task_id)
+            except Exception:  # noqa: BLE001
+                log.exception("could not mark scope %s failed in Redis after %s[%s]: the beats may start its run "
+                              "again before its backoff", scope_key, self.name, task_id)
