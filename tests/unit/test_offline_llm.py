@@ -111,6 +111,24 @@ def test_greetings_and_interjections_name_no_topic(llm) -> None:
     assert not words & {"wow", "totally", "agree", "morning", "thanks"}
 
 
+def test_names_that_address_someone_name_no_topic(llm) -> None:
+    """LoCoMo's chains were named "caroline", "mel" or "melanie" (the two speakers greeting and thanking each
+    other): AnalyzeTopics of conversation 0 led with them. Addressing someone is no topic; naming them is."""
+    chat = llm.form_chain([
+        line("user", "Hey Mel! Thanks, Mel! I went to a pottery class yesterday."),
+        line("agent", "Wow, Caroline, that's great! What did you make at the pottery class, Caroline?"),
+        line("user", "A bowl. Thank you, Mel. Who taught you pottery, Mel?"),
+    ])
+    words = {w for phrase in [chat.topic, *(s.theme for s in chat.subtopics)] for w in phrase.split()}
+    assert "pottery class" in chat.topic
+    assert not words & {"mel", "caroline"}
+    about_her = llm.form_chain([
+        line("user", "Mel's paintings sold out at the fair. Mel paints lakes."),
+        line("agent", "Mel must be proud of the paintings."),
+    ])
+    assert "mel" in {w for phrase in [about_her.topic, *(s.theme for s in about_her.subtopics)] for w in phrase.split()}
+
+
 def test_a_unit_after_a_number_is_no_topic_word(llm) -> None:
     """The demo named a chain "ms p99" from "300 ms p99" and "50 ms"."""
     formation = llm.form_chain([

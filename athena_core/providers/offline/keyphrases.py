@@ -5,6 +5,7 @@ import math
 from collections import Counter
 
 from athena_core.models.chains import Subtopic
+from athena_core.providers.offline.addressees import addressee_offsets
 from athena_core.providers.offline.transcript import PHRASE_BREAK, Sentence, token_terms
 from athena_core.text.stemming import stem
 from athena_core.text.stopwords import SMALL_TALK_STOPWORDS
@@ -64,7 +65,8 @@ def keyphrases(sentences: list[Sentence], max_words: int = 4) -> list[tuple[str,
     across the transcript and count(p) the phrase's weighted count (a log line counts half). Words that
     recur lift every phrase containing them; a phrase that recurs lifts itself; √len keeps long one-off
     runs from winning on length alone. Phrases are keyed by their stems and shown in their most frequent
-    surface form (ties: first seen), lowercased.
+    surface form (ties: first seen), lowercased. A name addressing someone ("Thanks, Mel!") is no word of
+    any phrase (`addressee_offsets`).
     """
     term_weight: Counter[str] = Counter()
     phrase_count: Counter[tuple[str, ...]] = Counter()  # weighted, like the terms
@@ -72,7 +74,8 @@ def keyphrases(sentences: list[Sentence], max_words: int = 4) -> list[tuple[str,
     first_seen: dict[tuple[str, ...], int] = {}
     for sentence in sentences:
         sentence_tokens = tokens(sentence.text)
-        terms = token_terms(sentence_tokens)
+        addressed = addressee_offsets(sentence.text, sentence_tokens)  # "Hey Mel!": who, not what
+        terms = {start: term for start, term in token_terms(sentence_tokens).items() if start not in addressed}
         for term in terms.values():
             term_weight[term] += sentence.weight
         for phrase in candidate_phrases(sentence_tokens, terms, sentence.text, max_words):
