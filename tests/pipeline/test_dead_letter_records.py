@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import sqlite3
 import uuid
-from collections.abc import Iterator
 
 import pytest
 import redis
@@ -14,15 +13,15 @@ import redis
 from athena_core.wiring.redis_keys import failed_key
 from athena_core.wiring.runtime import Runtime
 from athena_tasks.app import app
-from athena_tasks.worker_runtime import set_runtime
 
 
 @pytest.fixture
-def task_runtime(runtime: Runtime) -> Iterator[Runtime]:
+def task_runtime(runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> Runtime:
+    """The failure hook reads this test's stores; the session's worker (tests/pipeline/conftest.py) keeps
+    its own runtime."""
     app.loader.import_default_modules()
-    set_runtime(runtime)
-    yield runtime
-    set_runtime(None)
+    monkeypatch.setattr("athena_tasks.base.get_runtime", lambda: runtime)
+    return runtime
 
 
 def fail_for_good(scope_key: str) -> str:
