@@ -4,7 +4,7 @@ Two rules, named for their use, because their callers' behaviour is tuned on the
 
 - `ENTITY_NAMES` (the offline provider's entity list): plain capitalised words ("Maria", "O'Brien",
   "Jean-Luc") and acronyms of 2-5 capitals with an optional digit ("AWS", "GPT4"); chat abbreviations
-  ("LOL", "FYI", "ASAP", "PM") are not names.
+  ("LOL", "FYI", "ASAP", "PM") and chat interjections ("Wow", "Congrats", "Haha") are not names.
 - `SUBJECT_NAMES` (triple extraction's subjects, clients and tool-like objects): also words with digits
   or inner capitals ("Web3", "OpenShift", "iPhone"-style brands that start capitalised) and acronyms up
   to 6 letters; holidays ("Christmas", "Easter") are not names.
@@ -36,9 +36,12 @@ class NameRule:
         return bool(self.shape.match(tok.text)) and tok.lower not in STOPWORDS and tok.lower not in self.not_names
 
 
+# Chat interjections that open turn after turn ("Wow, ...", "Congrats!", "Haha"): LoCoMo's ten conversations
+# gave "Wow" 473 entity mentions, more than most of their speakers' names.
+_INTERJECTIONS = frozenset("wow haha hahaha congrats congratulations glad sorry appreciate omg aww ugh yay yup".split())
 ENTITY_NAMES = NameRule(
     re.compile(r"^(?:[A-Z][a-z]+(?:['-][A-Za-z]+)*|[A-Z]{2,5}[0-9]?)$"),
-    _CALENDAR | frozenset("lol fyi asap tbd todo btw imo pm am eta faq".split()),
+    _CALENDAR | _INTERJECTIONS | frozenset("lol fyi asap tbd todo btw imo pm am eta faq".split()),
 )
 SUBJECT_NAMES = NameRule(
     re.compile(r"^(?:[A-Z][a-z0-9]+(?:['-][A-Za-z]+)*|[A-Z][A-Za-z]*[a-z][A-Z][A-Za-z]*|[A-Z]{2,6}[0-9]?)$"),

@@ -111,6 +111,11 @@ def test_greetings_and_interjections_name_no_topic(llm) -> None:
     assert not words & {"wow", "totally", "agree", "morning", "thanks"}
 
 
+def topic_words(formation) -> set[str]:
+    """The words of a formation's topic and subtopics."""
+    return {w for phrase in [formation.topic, *(s.theme for s in formation.subtopics)] for w in phrase.split()}
+
+
 def test_names_that_address_someone_name_no_topic(llm) -> None:
     """LoCoMo's chains were named "caroline", "mel" or "melanie" (the two speakers greeting and thanking each
     other): AnalyzeTopics of conversation 0 led with them. Addressing someone is no topic; naming them is."""
@@ -119,14 +124,26 @@ def test_names_that_address_someone_name_no_topic(llm) -> None:
         line("agent", "Wow, Caroline, that's great! What did you make at the pottery class, Caroline?"),
         line("user", "A bowl. Thank you, Mel. Who taught you pottery, Mel?"),
     ])
-    words = {w for phrase in [chat.topic, *(s.theme for s in chat.subtopics)] for w in phrase.split()}
     assert "pottery class" in chat.topic
-    assert not words & {"mel", "caroline"}
+    assert not topic_words(chat) & {"mel", "caroline"}
     about_her = llm.form_chain([
         line("user", "Mel's paintings sold out at the fair. Mel paints lakes."),
         line("agent", "Mel must be proud of the paintings."),
     ])
-    assert "mel" in {w for phrase in [about_her.topic, *(s.theme for s in about_her.subtopics)] for w in phrase.split()}
+    assert "mel" in topic_words(about_her)
+
+
+def test_speaker_labels_name_no_topic(llm) -> None:
+    """LoCoMo's turns, as the eval and transcript imports store them, start with the speaker ("Jon: ...").
+    Chains of the eval were named "jon" and "caroline", with the other speaker as a subtopic."""
+    chat = llm.form_chain([
+        line("user", "Jon: Hey Gina! I found a space for the dance studio."),
+        line("agent", "Gina: Great, Jon! Is the dance studio downtown?"),
+        line("user", "Jon: Yes, the dance studio is downtown, near the station."),
+    ])
+    assert "dance studio" in chat.topic
+    assert not topic_words(chat) & {"jon", "gina"}
+    assert {"Jon", "Gina"} <= set(chat.entities)  # still who took part
 
 
 def test_a_unit_after_a_number_is_no_topic_word(llm) -> None:

@@ -114,7 +114,8 @@ def entity_mentions(sentences: list[str]) -> list[Mention]:
     """All entity mentions in text order.
 
     A capitalised name that opens a sentence or clause may just be a capitalised ordinary word, so it
-    counts only if the same name recurs somewhere in the given sentences.
+    counts only if the same name recurs somewhere in the given sentences and is never written in
+    lowercase there ("Wow, ..." and "Sounds great" open many chat turns; "wow" and "sounds" give them away).
     """
     mentions: list[Mention] = []
     names: list[tuple[str, int, int, bool]] = []
@@ -126,10 +127,11 @@ def entity_mentions(sentences: list[str]) -> list[Mention]:
         names += [(name, index, offset, initial) for name, offset, initial in
                   _capitalised_runs(text, sentence_tokens, claimed)]
     name_count = Counter(name.lower() for name, _, _, _ in names)
+    lowercase = {tok.text for text in sentences for tok in tokens(text) if tok.text.islower()}
     mentions += [
         Mention(name, index, offset, RANK_NAME)
         for name, index, offset, initial in names
-        if not initial or name_count[name.lower()] >= 2
+        if not initial or (name_count[name.lower()] >= 2 and name.lower() not in lowercase)
     ]
     return sorted(mentions, key=lambda m: (m.sentence_index, m.offset, m.rank))
 

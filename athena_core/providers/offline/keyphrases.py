@@ -6,6 +6,7 @@ from collections import Counter
 
 from athena_core.models.chains import Subtopic
 from athena_core.providers.offline.addressees import addressee_offsets
+from athena_core.providers.offline.speaker_labels import label_offsets
 from athena_core.providers.offline.transcript import PHRASE_BREAK, Sentence, token_terms
 from athena_core.text.stemming import stem
 from athena_core.text.stopwords import SMALL_TALK_STOPWORDS
@@ -65,8 +66,8 @@ def keyphrases(sentences: list[Sentence], max_words: int = 4) -> list[tuple[str,
     across the transcript and count(p) the phrase's weighted count (a log line counts half). Words that
     recur lift every phrase containing them; a phrase that recurs lifts itself; √len keeps long one-off
     runs from winning on length alone. Phrases are keyed by their stems and shown in their most frequent
-    surface form (ties: first seen), lowercased. A name addressing someone ("Thanks, Mel!") is no word of
-    any phrase (`addressee_offsets`).
+    surface form (ties: first seen), lowercased. A speaker label ("Jon: ...") or a name addressing someone
+    ("Thanks, Mel!") is no word of any phrase (`label_offsets`, `addressee_offsets`).
     """
     term_weight: Counter[str] = Counter()
     phrase_count: Counter[tuple[str, ...]] = Counter()  # weighted, like the terms
@@ -74,7 +75,8 @@ def keyphrases(sentences: list[Sentence], max_words: int = 4) -> list[tuple[str,
     first_seen: dict[tuple[str, ...], int] = {}
     for sentence in sentences:
         sentence_tokens = tokens(sentence.text)
-        addressed = addressee_offsets(sentence.text, sentence_tokens)  # "Hey Mel!": who, not what
+        # "Jon: ..." and "Hey Mel!" say who speaks and to whom, not what about
+        addressed = label_offsets(sentence.text, sentence_tokens) | addressee_offsets(sentence.text, sentence_tokens)
         terms = {start: term for start, term in token_terms(sentence_tokens).items() if start not in addressed}
         for term in terms.values():
             term_weight[term] += sentence.weight
