@@ -2,7 +2,7 @@
 worker, the embedded Redis or the API is SIGKILLed and restarted twice. Nothing acknowledged may be lost or
 altered, nothing may stay pending or unindexed after recovery.
 
-Sizes scale with ATHENA_FAULTS_SCALE (1 here; `make faults` runs 5). Each run prints its figures as one JSON
+Sizes scale with ATHENA_FAULTS_SCALE (0.5 here; `make faults` runs 5). Each run prints its figures as one JSON
 line (`pytest -s`, or `make faults`). The harness is tests/faults/faults_harness.py.
 """
 from __future__ import annotations
