@@ -15,8 +15,8 @@ from athena_core.providers.llm import M, ChainFormation, TranscriptLine
 from athena_core.providers.offline.entities import dedupe_entities, entity_mentions
 from athena_core.providers.offline.importance import importance_signals, intrinsic_importance
 from athena_core.providers.offline.keyphrases import keyphrases, topic_and_subtopics
-from athena_core.providers.offline.summary import select_summary, textrank, tfidf_matrix
-from athena_core.providers.offline.transcript import sentence_terms, transcript_sentences
+from athena_core.providers.offline.summary import informative, select_summary, textrank, tfidf_matrix
+from athena_core.providers.offline.transcript import sentence_terms, spoken_terms, transcript_sentences
 from athena_core.text.sentences import split_sentences
 from athena_core.text.tokens import tokens
 
@@ -64,8 +64,10 @@ class OfflineLLM:
             # formation, which the quality gate rejects, so the segment's events leave `pending`.
             return ChainFormation(topic="", subtopics=[], summary="", entities=[], intrinsic_importance=0.0)
         texts = [s.text for s in sentences]
-        vectors = tfidf_matrix([sentence_terms(tokens(t)) for t in texts])
-        centrality = textrank(vectors @ vectors.T)
+        # centrality by what is said: names in every line (labels, addressees) made "Hey Mel!" central
+        bags = [list(spoken_terms(t, tokens(t)).values()) for t in texts]
+        vectors = tfidf_matrix(bags)
+        centrality = informative(textrank(vectors @ vectors.T), np.array([len(set(b)) for b in bags]))
         summary = select_summary(texts, centrality, vectors, self.summary_max_sentences, self.summary_max_chars,
                                  weights=np.array([s.weight for s in sentences]))  # conversation before logs
         topic, subtopics = topic_and_subtopics(keyphrases(sentences, self.max_phrase_words))

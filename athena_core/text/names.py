@@ -38,10 +38,10 @@ class NameRule:
 
 # Chat interjections that open turn after turn ("Wow, ...", "Congrats!", "Haha"): LoCoMo's ten conversations
 # gave "Wow" 473 entity mentions, more than most of their speakers' names.
-_INTERJECTIONS = frozenset("wow haha hahaha congrats congratulations glad sorry appreciate omg aww ugh yay yup".split())
+INTERJECTIONS = frozenset("wow haha hahaha congrats congratulations glad sorry appreciate omg aww ugh yay yup".split())
 ENTITY_NAMES = NameRule(
     re.compile(r"^(?:[A-Z][a-z]+(?:['-][A-Za-z]+)*|[A-Z]{2,5}[0-9]?)$"),
-    _CALENDAR | _INTERJECTIONS | frozenset("lol fyi asap tbd todo btw imo pm am eta faq".split()),
+    _CALENDAR | INTERJECTIONS | frozenset("lol fyi asap tbd todo btw imo pm am eta faq".split()),
 )
 SUBJECT_NAMES = NameRule(
     re.compile(r"^(?:[A-Z][a-z0-9]+(?:['-][A-Za-z]+)*|[A-Z][A-Za-z]*[a-z][A-Z][A-Za-z]*|[A-Z]{2,6}[0-9]?)$"),

@@ -6,6 +6,7 @@ import pytest
 
 from athena_core.providers.llm import LLMProvider, TranscriptLine
 from athena_core.providers.llm_replies import parse_boolean_reply
+from athena_core.providers.offline.summary import informative
 from athena_core.providers.offline_llm import OfflineLLM, textrank
 from athena_core.text.sentences import split_sentences
 from athena_core.text.stemming import stem
@@ -144,6 +145,32 @@ def test_speaker_labels_name_no_topic(llm) -> None:
     assert "dance studio" in chat.topic
     assert not topic_words(chat) & {"jon", "gina"}
     assert {"Jon", "Gina"} <= set(chat.entities)  # still who took part
+
+
+def test_greetings_by_name_are_not_the_summary(llm) -> None:
+    """`make run` with LoCoMo conversation 0 imported: the chain's summary, its first search result, was
+    "Melanie: Hey Caroline! Melanie: Wow, that's cool, Caroline! Melanie: Wow, Caroline, that painting is
+    awesome!". Names in every line (labels, addressees) and "Wow" made the greetings the most central
+    sentences; one-liners sharing one common word ("photo") came next."""
+    chat = llm.form_chain([
+        line("user", "Caroline: Hey Melanie! I went to a LGBTQ support group yesterday and it was so powerful."),
+        line("agent", "Melanie: Hey Caroline! Wow, that's cool, Caroline!"),
+        line("user", "Caroline: The transgender stories at the support group were so inspiring."),
+        line("agent", "Melanie: Wow, Caroline! What did the support group talk about? Wow, that photo!"),
+        line("user", "Caroline: Thanks, Melanie! We talked about coming out and about adoption agencies."),
+        line("agent", "Melanie: Wow, Caroline, that painting is awesome! Nice photo!"),
+        line("user", "Caroline: The photo is from the support group, we painted a mural together."),
+    ])
+    summary = split_sentences(chat.summary)
+    assert any("support group" in s for s in summary), chat.summary
+    assert not [s for s in summary if "Wow" in s or len(s.split()) <= 4], chat.summary
+
+
+def test_short_sentences_count_in_proportion_to_their_terms() -> None:
+    centrality = np.array([0.4, 0.3, 0.3])
+    scores = informative(centrality, np.array([1, 3, 5]), min_terms=3)
+    assert scores.tolist() == pytest.approx([0.4 / 3, 0.3, 0.3])
+    assert int(np.argmax(scores)) == 1  # the one-term sentence was the most central
 
 
 def test_a_unit_after_a_number_is_no_topic_word(llm) -> None:

@@ -5,9 +5,7 @@ import math
 from collections import Counter
 
 from athena_core.models.chains import Subtopic
-from athena_core.providers.offline.addressees import addressee_offsets
-from athena_core.providers.offline.speaker_labels import label_offsets
-from athena_core.providers.offline.transcript import PHRASE_BREAK, Sentence, token_terms
+from athena_core.providers.offline.transcript import PHRASE_BREAK, Sentence, spoken_terms
 from athena_core.text.stemming import stem
 from athena_core.text.stopwords import SMALL_TALK_STOPWORDS
 from athena_core.text.tokens import Token, tokens
@@ -67,7 +65,7 @@ def keyphrases(sentences: list[Sentence], max_words: int = 4) -> list[tuple[str,
     recur lift every phrase containing them; a phrase that recurs lifts itself; √len keeps long one-off
     runs from winning on length alone. Phrases are keyed by their stems and shown in their most frequent
     surface form (ties: first seen), lowercased. A speaker label ("Jon: ...") or a name addressing someone
-    ("Thanks, Mel!") is no word of any phrase (`label_offsets`, `addressee_offsets`).
+    ("Thanks, Mel!") is no word of any phrase (`transcript.spoken_terms`).
     """
     term_weight: Counter[str] = Counter()
     phrase_count: Counter[tuple[str, ...]] = Counter()  # weighted, like the terms
@@ -75,9 +73,7 @@ def keyphrases(sentences: list[Sentence], max_words: int = 4) -> list[tuple[str,
     first_seen: dict[tuple[str, ...], int] = {}
     for sentence in sentences:
         sentence_tokens = tokens(sentence.text)
-        # "Jon: ..." and "Hey Mel!" say who speaks and to whom, not what about
-        addressed = label_offsets(sentence.text, sentence_tokens) | addressee_offsets(sentence.text, sentence_tokens)
-        terms = {start: term for start, term in token_terms(sentence_tokens).items() if start not in addressed}
+        terms = spoken_terms(sentence.text, sentence_tokens)  # "Jon: ..." and "Hey Mel!": who, not what about
         for term in terms.values():
             term_weight[term] += sentence.weight
         for phrase in candidate_phrases(sentence_tokens, terms, sentence.text, max_words):

@@ -44,6 +44,13 @@ def textrank(similarity: np.ndarray, damping: float = 0.85, iterations: int = 60
     return rank
 
 
+def informative(centrality: np.ndarray, term_counts: np.ndarray, min_terms: int = 3) -> np.ndarray:
+    """Centrality of a sentence with fewer than `min_terms` distinct content terms, in proportion. TextRank
+    over TF-IDF favours short sentences: one common word ("photo") makes a two-word sentence similar to
+    every sentence holding it, and a chat's summary became its one-liners."""
+    return centrality * np.minimum(1.0, term_counts / float(min_terms))
+
+
 def with_full_stop(text: str) -> str:
     """Chat turns often lack final punctuation; add it so joined sentences stay readable."""
     return text if text[-1] in ".!?" else text + "."

@@ -5,8 +5,11 @@ import re
 from dataclasses import dataclass
 
 from athena_core.providers.llm import TranscriptLine
+from athena_core.providers.offline.addressees import addressee_offsets
+from athena_core.providers.offline.speaker_labels import label_offsets
 from athena_core.text.content_words import is_content_word
 from athena_core.text.gazetteer import gazetteer_hits
+from athena_core.text.names import INTERJECTIONS
 from athena_core.text.sentences import split_sentences
 from athena_core.text.stemming import stem
 from athena_core.text.tokens import Token
@@ -68,3 +71,13 @@ def token_terms(sentence_tokens: list[Token]) -> dict[int, str]:
 def sentence_terms(sentence_tokens: list[Token]) -> list[str]:
     """Stemmed content terms of a sentence, in order: the bag of words for TF-IDF and overlap."""
     return list(token_terms(sentence_tokens).values())
+
+
+def spoken_terms(text: str, sentence_tokens: list[Token]) -> dict[int, str]:
+    """`token_terms` without the words that say who speaks, to whom and how: a speaker label ("Jon: ..."),
+    a name addressing someone ("Thanks, Mel!") and an interjection ("Wow", "Haha"). They are in line after
+    line whatever is said, so they would name the topic and make "Wow, Caroline!" the most central
+    sentence of a chat."""
+    addressed = label_offsets(text, sentence_tokens) | addressee_offsets(text, sentence_tokens)
+    addressed |= {tok.start for tok in sentence_tokens if tok.lower in INTERJECTIONS}
+    return {start: term for start, term in token_terms(sentence_tokens).items() if start not in addressed}
