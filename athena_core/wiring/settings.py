@@ -174,7 +174,7 @@ class Settings(BaseSettings):
     search_dense_min_similarity: float = 0.15  # dense ranks only items at least this near the query (cosine)
     search_lexical_max_df: int = 5000  # FTS5: query terms in more of the user's texts are dropped (0 = keep all)
     search_summaries: int = 3  # top chains whose summary may be returned (ranked by its own score)
-    search_pinned_summaries: int = 1  # of those, the top ones placed right before their chain's best event
+    search_pinned_summaries: int = 0  # of those, placed right before their chain's best event (docs/retrieval.md)
     search_max_results: int = 100  # results when `max_tokens` is given without `limit`
     search_max_tokens: int = 32_000  # the largest `max_tokens` a request may ask for
     search_slow_log_ms: float = 250.0  # a search slower than this logs its time per stage (0 = never)
