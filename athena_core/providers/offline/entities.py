@@ -119,15 +119,16 @@ def entity_mentions(sentences: list[str]) -> list[Mention]:
     """
     mentions: list[Mention] = []
     names: list[tuple[str, int, int, bool]] = []
+    lowercase: set[str] = set()
     for index, text in enumerate(sentences):
         sentence_tokens = tokens(text)
+        lowercase.update(tok.text for tok in sentence_tokens if tok.text.islower())
         claimed: set[int] = set()
         mentions += _rule_mentions(sentence_tokens, index, claimed)
         mentions += _pattern_mentions(text, sentence_tokens, index, claimed)
         names += [(name, index, offset, initial) for name, offset, initial in
                   _capitalised_runs(text, sentence_tokens, claimed)]
     name_count = Counter(name.lower() for name, _, _, _ in names)
-    lowercase = {tok.text for text in sentences for tok in tokens(text) if tok.text.islower()}
     mentions += [
         Mention(name, index, offset, RANK_NAME)
         for name, index, offset, initial in names
