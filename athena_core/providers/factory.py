@@ -17,7 +17,7 @@ def build_llm(settings: Settings) -> LLMProvider:
     from athena_core.providers.metered_llm import MeteredLLM
     from athena_core.providers.offline_llm import OfflineLLM
 
-    return MeteredLLM(OfflineLLM())
+    return MeteredLLM(OfflineLLM(topic_nouns=settings.offline_topic_nouns))
 
 
 def build_embedder(settings: Settings) -> CachedEmbedder:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from athena_core.providers.llm import M, ChainFormation, TranscriptLine
+from athena_core.providers.offline import topic_nouns
 from athena_core.providers.offline.entities import dedupe_entities, entity_mentions
 from athena_core.providers.offline.importance import importance_signals, intrinsic_importance
 from athena_core.providers.offline.keyphrases import keyphrases, topic_and_subtopics
@@ -42,7 +43,10 @@ class OfflineLLM:
         max_entities: int = 15,
         max_phrase_words: int = 4,
         same_topic_threshold: float = 0.25,
+        topic_nouns: bool = True,
     ) -> None:
+        """`topic_nouns`: prefer topics that hold a noun, read by spaCy's tagger when it is installed
+        (`offline/topic_nouns.py`)."""
         if summary_max_sentences < 1 or summary_max_chars < 20:
             raise ValueError("summary budget must allow at least one sentence of 20 characters")
         self.summary_max_sentences = summary_max_sentences
@@ -50,6 +54,7 @@ class OfflineLLM:
         self.max_entities = max_entities
         self.max_phrase_words = max_phrase_words
         self.same_topic_threshold = same_topic_threshold
+        self.read_nouns = topic_nouns  # the tagger loads at the first formation, not in every process
 
     def form_chain(self, transcript: list[TranscriptLine], *, tenant_id: str = "") -> ChainFormation:
         """Summary, topic, subtopics, entities and importance of one finished segment (SPEC S4).
@@ -70,7 +75,8 @@ class OfflineLLM:
         centrality = informative(textrank(vectors @ vectors.T), np.array([len(set(b)) for b in bags]))
         summary = select_summary(texts, centrality, vectors, self.summary_max_sentences, self.summary_max_chars,
                                  weights=np.array([s.weight for s in sentences]))  # conversation before logs
-        topic, subtopics = topic_and_subtopics(keyphrases(sentences, self.max_phrase_words))
+        nouns = topic_nouns.name_things if self.read_nouns and topic_nouns.available() else None
+        topic, subtopics = topic_and_subtopics(keyphrases(sentences, self.max_phrase_words), name_things=nouns)
         entities = dedupe_entities(entity_mentions(texts), self.max_entities)
         importance = intrinsic_importance(importance_signals(transcript, sentences, entities))
         return ChainFormation(

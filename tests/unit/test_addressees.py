@@ -37,3 +37,8 @@ def test_a_name_that_addresses_someone_is_found(sentence: str, names: list[str])
 ])
 def test_a_name_that_is_talked_about_is_not(sentence: str) -> None:
     assert addressed(sentence) == []
+
+
+def test_a_name_after_a_reply_word_behind_a_speaker_label_is_addressed() -> None:
+    """"Gina: Great, Jon!" read "Great" as a place before "Jon" ("Paris, France?"), so "jon" was a subtopic."""
+    assert addressed("Gina: Great, Jon! Is the dance studio downtown?") == ["Jon"]

