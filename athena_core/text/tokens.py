@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from athena_core.text.sentences import split_sentences
 
@@ -35,6 +36,13 @@ def tokens(sentence: str) -> list[Token]:
 
     Words keep inner punctuation ("node.js", "c++", "pgx_pool", "@maria", "don't"); a possessive "'s"
     is dropped ("Maria's" → "Maria")."""
+    return list(_tokens(sentence))
+
+
+# One chain formation reads each sentence five times (summary, keyphrases, entities, importance twice)
+# and a merge forms its segments' sentences again: they are tokenized once (tokens are immutable).
+@lru_cache(maxsize=2048)
+def _tokens(sentence: str) -> tuple[Token, ...]:
     out: list[Token] = []
     for match in _TOKEN.finditer(sentence):
         raw = match.group(0)
@@ -44,7 +52,7 @@ def tokens(sentence: str) -> list[Token]:
         if word.lower().endswith("'s") and len(word) > 2:  # possessive: "Maria's" -> "Maria"
             word = word[:-2]
         out.append(Token(word, word.lower(), match.start(), match.start() + len(word), not out))
-    return out
+    return tuple(out)
 
 
 def words(text: str) -> list[str]:

@@ -76,3 +76,13 @@ def test_the_llm_port_carries_structured_and_the_wrapper_delegates_it() -> None:
         pass
     else:
         raise AssertionError("the offline provider has no structured output")
+
+
+def test_tokens_are_read_once_and_each_caller_gets_its_own_list() -> None:
+    """A chain formation reads each sentence five times; the tokens are cached, never the list."""
+    sentence = "Maria's team moved to node.js in March."
+    first = tokens(sentence)
+    first.pop()
+    second = tokens(sentence)
+    assert [t.text for t in second] == ["Maria", "team", "moved", "to", "node.js", "in", "March"]
+    assert second[0] is first[0]  # the same immutable Token, not tokenized again
