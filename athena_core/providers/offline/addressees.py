@@ -37,8 +37,8 @@ def addressee_offsets(text: str, sentence_tokens: list[Token]) -> set[int]:
         if opener and gap_before.strip() in ("", ","):
             found.add(tok.start)
             continue
-        opens = previous.sentence_initial or text[:previous.start].rstrip().endswith(":")  # "Gina: Great, Jon!"
-        after_a_name = is_name_like(previous) and not opens  # "Paris, France?"
+        after_a_name = is_name_like(previous) and not (  # "Paris, France?", but not "Gina: Great, Jon!"
+            previous.sentence_initial or text[:previous.start].rstrip().endswith(":"))
         if gap_before.strip() == "," and text[tok.end:].lstrip()[:1] in CLOSING_MARKS and not after_a_name:
             found.add(tok.start)
     return found

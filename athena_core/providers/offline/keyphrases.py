@@ -126,18 +126,20 @@ def topic_and_subtopics(
     subtopics, confidence = score / best score (so 1.0 means "as strong as the topic itself").
 
     With `name_things([(sentence, start, end), ...])` (`topic_nouns`), only a phrase holding a noun where it
-    is first said, and not headed by a general noun (`GENERAL_NOUNS`), is chosen, among the best `NOUN_CHECKED` phrases (the best phrase when none does). A
-    phrase first said in a log line (tool output, system notes: `line_weight` < 1) counts as one: a log is
-    no English to a tagger.
+    is first said, and not headed by a general noun (`GENERAL_NOUNS`), is chosen, among the best
+    `NOUN_CHECKED` phrases (the best phrase when none is). A phrase first said in a log line (tool output,
+    system notes: `line_weight` < 1) is not read and counts as holding a noun: a log is no English to a tagger.
     """
     if not phrases:
         return SMALL_TALK_TOPIC, []
     candidates = phrases
     if name_things is not None:
         window = phrases[:NOUN_CHECKED]
-        read = iter(name_things([(k.sentence.text, k.start, k.end) for k in window if k.sentence.weight >= 1.0]))
-        candidates = [k for k in window if (k.sentence.weight < 1.0 or next(read))
-                      and k.phrase.split()[-1] not in GENERAL_NOUNS] or phrases[:1]
+        spoken = [k for k in window if k.sentence.weight >= 1.0]
+        nounless = {k for k, named in zip(spoken, name_things([(k.sentence.text, k.start, k.end) for k in spoken]))
+                    if not named}
+        candidates = [k for k in window
+                      if k not in nounless and k.phrase.split()[-1] not in GENERAL_NOUNS] or phrases[:1]
     topic = candidates[0].phrase
     taken = {stem(w) for w in topic.split()}
     subtopics: list[Subtopic] = []
