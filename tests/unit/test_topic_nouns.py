@@ -1,4 +1,5 @@
-"""Whether a phrase names a thing is read in its sentence: "can't wait" is a verb, "the wait" a noun."""
+"""Whether a phrase names a thing is read in its sentence: "can't wait" is a verb, "the wait" a noun; and
+which of its words name ("calm studio" of "calm studio helps")."""
 from __future__ import annotations
 
 import pytest
@@ -23,20 +24,36 @@ def test_a_word_names_a_thing_or_not_by_its_sentence() -> None:
         phrase_at("We booked the yoga class for Monday.", "yoga class"),
         phrase_at("Caroline moved to Lisbon.", "Lisbon"),
     ]
-    assert topic_nouns.name_things(said) == [False, True, False, False, True, True]
+    named = [part is not None for part in topic_nouns.naming_parts(said)]
+    assert named == [False, True, False, False, True, True]
+
+
+@needs_tagger
+def test_the_naming_part_opens_past_verbs_and_ends_on_a_noun() -> None:
+    said = [
+        phrase_at("Her calm studio helps me focus.", "calm studio helps"),
+        phrase_at("I started lifting weights in May.", "started lifting weights"),
+        phrase_at("We booked the yoga class for Monday.", "yoga class"),
+        phrase_at("She made a stained glass window.", "stained glass window"),  # a participle, as adjective
+        phrase_at("I've played chess since May.", "played chess"),  # a participle, as verb
+    ]
+    parts = topic_nouns.naming_parts(said)
+    assert [text[start:end] for (text, _, _), (start, end) in zip(said, parts)] == [
+        "calm studio", "weights", "yoga class", "stained glass window", "chess"]
 
 
 @needs_tagger
 def test_each_sentence_is_tagged_once() -> None:
     sentence = "The pottery class starts on Friday, the pottery wheel is new."
     first = phrase_at(sentence, "pottery class")
-    topic_nouns._spans.pop(sentence, None)
-    topic_nouns.name_things([first, phrase_at(sentence, "new")])
-    spans = topic_nouns._spans[sentence]
-    assert topic_nouns.name_things([first]) == [True]
-    assert topic_nouns._spans[sentence] is spans  # read from what was tagged, not tagged again
+    topic_nouns._tags.pop(sentence, None)
+    topic_nouns.naming_parts([first, phrase_at(sentence, "new")])
+    tags = topic_nouns._tags[sentence]
+    assert topic_nouns.naming_parts([first]) == [first[1:]]
+    assert topic_nouns._tags[sentence] is tags  # read from what was tagged, not tagged again
 
 
-def test_without_the_tagger_every_phrase_names_a_thing(monkeypatch) -> None:
+def test_without_the_tagger_every_phrase_names_a_thing_whole(monkeypatch) -> None:
     monkeypatch.setattr(topic_nouns, "_tagger", lambda: None)
-    assert topic_nouns.name_things([phrase_at("I can't wait!", "wait")]) == [True]
+    wait = phrase_at("I can't wait!", "wait")
+    assert topic_nouns.naming_parts([wait]) == [wait[1:]]

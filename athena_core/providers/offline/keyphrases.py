@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from athena_core.models.chains import Subtopic
 from athena_core.providers.offline.transcript import PHRASE_BREAK, Sentence, topic_terms
@@ -16,11 +16,13 @@ SMALL_TALK_TOPIC = "small talk"
 
 # General nouns (Halliday and Hasan's "general nouns": thing, people, place, time, idea ...) stand for almost
 # any noun, so a phrase headed by one names no topic: such phrases ("time", "life", "people", "long time")
-# named 179 of the 1,602 segments of ten LoCoMo conversations. A phrase's head is its last word ("pottery
-# class", "time management").
+# named 179 of the 1,602 segments of ten LoCoMo conversations; the human ones ("man", "woman") come from
+# pictures' captions ("a man holding a guitar"). A phrase's head is its last word ("pottery class", "time
+# management").
 GENERAL_NOUNS = frozenset("""thing things stuff people person place places time times day days week weeks
     year years moment way ways lot bit kind sort part parts idea ideas fact point case matter question
-    problem problems difference life world name words thoughts details step end side reason sense""".split())
+    problem problems difference life world name words thoughts details step end side reason sense
+    man men woman women guy guys folks""".split())
 
 # How many of the best phrases are read for a noun (`topic_and_subtopics`): their sentences are tagged.
 NOUN_CHECKED = 8
@@ -34,13 +36,20 @@ PHATIC = frozenset("wow congrats congratulations totally agree agreed absolutely
 
 @dataclass(frozen=True)
 class Keyphrase:
-    """A scored phrase and where it was first said (`sentence`, characters [start, end))."""
+    """A scored phrase and where it was first said (`sentence`, characters [start, end), and each word's
+    [start, end) there)."""
 
     phrase: str
     score: float
     sentence: Sentence
     start: int
     end: int
+    words: tuple[tuple[int, int], ...]
+
+    def cut_to(self, start: int, end: int) -> "Keyphrase":
+        """The phrase's words said within [start, end) of its sentence ("calm studio" of "calm studio helps")."""
+        kept = [w for w, (s, e) in zip(self.phrase.split(), self.words) if s < end and e > start]
+        return replace(self, phrase=" ".join(kept), start=max(start, self.start), end=min(end, self.end))
 
 
 def is_unit(previous: Token | None, tok: Token, gap: str) -> bool:
@@ -97,7 +106,8 @@ def keyphrases(
     phrase_count: Counter[tuple[str, ...]] = Counter()  # weighted, like the terms
     surfaces: dict[tuple[str, ...], Counter[str]] = {}
     first_seen: dict[tuple[str, ...], int] = {}
-    where: dict[tuple[str, ...], tuple[Sentence, int, int]] = {}  # first said: sentence, start, end
+    # first said: sentence, start, end, each word's (start, end)
+    where: dict[tuple[str, ...], tuple[Sentence, int, int, tuple[tuple[int, int], ...]]] = {}
     for sentence in sentences:
         sentence_tokens = tokens(sentence.text)
         terms = topic_terms(sentence.text, sentence_tokens)  # "Jon: ...", "Hey Mel!", "[shares a photo: ...]"
@@ -108,7 +118,8 @@ def keyphrases(
             phrase_count[key] += sentence.weight  # a phrase repeated in log lines counts half each time
             surfaces.setdefault(key, Counter())[" ".join(t.lower for t in phrase)] += 1
             first_seen.setdefault(key, len(first_seen))
-            where.setdefault(key, (sentence, phrase[0].start, phrase[-1].end))
+            where.setdefault(key, (sentence, phrase[0].start, phrase[-1].end,
+                                   tuple((t.start, t.end) for t in phrase)))
     scored = []
     for key, count in phrase_count.items():
         score = (1.0 + math.log(count)) * sum(term_weight[t] for t in key) / math.sqrt(len(key))
@@ -120,26 +131,27 @@ def keyphrases(
 
 def topic_and_subtopics(
     phrases: list[Keyphrase], max_subtopics: int = 3,
-    name_things: Callable[[list[tuple[str, int, int]]], list[bool]] | None = None,
+    naming_parts: Callable[[list[tuple[str, int, int]]], list[tuple[int, int] | None]] | None = None,
 ) -> tuple[str, list[Subtopic]]:
     """Best phrase is the topic; the next phrases sharing no word with anything already chosen are
     subtopics, confidence = score / best score (so 1.0 means "as strong as the topic itself").
 
-    With `name_things([(sentence, start, end), ...])` (`topic_nouns`), only a phrase holding a noun where it
-    is first said, and not headed by a general noun (`GENERAL_NOUNS`), is chosen, among the best
-    `NOUN_CHECKED` phrases (the best phrase when none is). A phrase first said in a log line (tool output,
-    system notes: `line_weight` < 1) is not read and counts as holding a noun: a log is no English to a tagger.
+    With `naming_parts([(sentence, start, end), ...])` (`topic_nouns`), only a phrase holding a noun where it
+    is first said is chosen, among the best `NOUN_CHECKED` phrases (the best phrase when none is), cut to
+    the part that names ("calm studio" of "calm studio helps"), and not when that part is headed by a
+    general noun (`GENERAL_NOUNS`). A phrase first said in a log line (tool output, system notes:
+    `line_weight` < 1) is not read and is chosen whole: a log is no English to a tagger.
     """
     if not phrases:
         return SMALL_TALK_TOPIC, []
     candidates = phrases
-    if name_things is not None:
+    if naming_parts is not None:
         window = phrases[:NOUN_CHECKED]
         spoken = [k for k in window if k.sentence.weight >= 1.0]
-        nounless = {k for k, named in zip(spoken, name_things([(k.sentence.text, k.start, k.end) for k in spoken]))
-                    if not named}
-        candidates = [k for k in window
-                      if k not in nounless and k.phrase.split()[-1] not in GENERAL_NOUNS] or phrases[:1]
+        parts = dict(zip(spoken, naming_parts([(k.sentence.text, k.start, k.end) for k in spoken])))
+        named = [k if k not in parts else k.cut_to(*parts[k])  # a log line's phrase stays whole
+                 for k in window if k not in parts or parts[k] is not None]
+        candidates = [k for k in named if k.phrase.split()[-1] not in GENERAL_NOUNS] or phrases[:1]
     topic = candidates[0].phrase
     taken = {stem(w) for w in topic.split()}
     subtopics: list[Subtopic] = []

@@ -7,9 +7,15 @@ conversations, cut as the pipeline cuts them, had "working", "feel", "wait", "ex
 speech depends on its sentence ("can't wait" is a verb, "the wait was long" a noun), so spaCy's tagger
 reads it there.
 
+RAKE's runs break at stopwords and punctuation, not at verbs, so a phrase can also say more than its name:
+"calm studio helps", "friend ines teaches", "support means", "playing chess". The part that names is read
+the same way: from its first word that is no verb, adverb or interjection to its last noun ("calm studio",
+"friend ines", "support", "chess"); a past participle opens it where it is an adjective ("a stained glass
+window", not "I've played chess").
+
 Only the best few phrases are read, their sentences tagged in one batch (about 0.6 ms a sentence here:
-the tagger alone, Penn tags, no attribute ruler). Without spaCy installed every phrase counts as a name, as
-before.
+the tagger alone, Penn tags, no attribute ruler). Without spaCy installed every phrase names a thing, whole,
+as before.
 """
 from __future__ import annotations
 
@@ -18,11 +24,16 @@ from typing import Any
 from athena_core.text.spacy_english import english_pipeline
 
 NAMING = frozenset({"NN", "NNS", "NNP", "NNPS"})  # Penn tags of nouns and proper nouns
+# Tags a name does not open with: verbs, modals, adverbs, interjections ...
+NOT_OPENING = frozenset({"VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "MD", "RB", "RBR", "RBS", "UH"})
+# ... but a past participle after one of these is an adjective: "a stained glass window", "her stuffed animal" (and
+# after "have" or "are" a verb: "I've played chess", "they're called lilies").
+ADJECTIVE_AFTER = frozenset({"DT", "PDT", "PRP$", "POS", "IN", "CD", "JJ", "JJR", "JJS"})
 TAGGER_ONLY = ("ner", "parser", "lemmatizer", "attribute_ruler")  # tok2vec and tagger give `tag_`
 BATCH = 8
 
-_spans: dict[str, tuple[tuple[int, int], ...]] = {}  # sentence → its nouns' offsets; merges re-form chains
-SPANS_KEPT = 4096
+_tags: dict[str, tuple[tuple[int, int, str], ...]] = {}  # sentence → (start, end, tag) a token; merges re-form
+TAGS_KEPT = 4096
 
 
 def _tagger() -> Any | None:
@@ -33,16 +44,31 @@ def available() -> bool:
     return _tagger() is not None
 
 
-def name_things(phrases: list[tuple[str, int, int]]) -> list[bool]:
-    """For each (sentence, start, end): whether the phrase at [start, end) of the sentence holds a noun or a
-    proper noun. Sentences not read yet are tagged in one batch (about half the time of one at a time)."""
+def naming_parts(phrases: list[tuple[str, int, int]]) -> list[tuple[int, int] | None]:
+    """For each (sentence, start, end): the part of the phrase at [start, end) of the sentence that names a
+    thing, as (start, end): from its first word that is no verb (but an adjective's past participle), modal,
+    adverb or interjection to its last noun or proper noun; None when it holds no noun. Sentences not read
+    yet are tagged in one batch (about half the time of one at a time)."""
     nlp = _tagger()
     if nlp is None:
-        return [True] * len(phrases)
-    new = list(dict.fromkeys(text for text, _, _ in phrases if text not in _spans))
+        return [(start, end) for _, start, end in phrases]
+    new = list(dict.fromkeys(text for text, _, _ in phrases if text not in _tags))
     if new:
-        if len(_spans) + len(new) > SPANS_KEPT:
-            _spans.clear()
+        if len(_tags) + len(new) > TAGS_KEPT:
+            _tags.clear()
         for text, doc in zip(new, nlp.pipe(new, batch_size=BATCH)):
-            _spans[text] = tuple((tok.idx, tok.idx + len(tok.text)) for tok in doc if tok.tag_ in NAMING)
-    return [any(start <= s and e <= end for s, e in _spans.get(text, ())) for text, start, end in phrases]
+            _tags[text] = tuple((tok.idx, tok.idx + len(tok.text), tok.tag_) for tok in doc)
+    parts: list[tuple[int, int] | None] = []
+    for text, start, end in phrases:
+        tags = _tags.get(text, ())
+        inside = [i for i, (s, e, _) in enumerate(tags) if start <= s and e <= end]
+        nouns = [tags[i][1] for i in inside if tags[i][2] in NAMING]
+        opening = next((tags[i][0] for i in inside if _opens(tags, i)), None)
+        parts.append((opening, nouns[-1]) if nouns and opening is not None else None)
+    return parts
+
+
+def _opens(tags: tuple[tuple[int, int, str], ...], i: int) -> bool:
+    """Whether a name may open at token `i`: see NOT_OPENING and ADJECTIVE_AFTER."""
+    tag = tags[i][2]
+    return tag not in NOT_OPENING or (tag == "VBN" and i > 0 and tags[i - 1][2] in ADJECTIVE_AFTER)
