@@ -7,7 +7,9 @@ import pytest
 from athena_core.providers.llm import LLMProvider, TranscriptLine
 from athena_core.providers.llm_replies import parse_boolean_reply
 from athena_core.providers.offline import topic_nouns
+from athena_core.providers.offline.keyphrases import keyphrases
 from athena_core.providers.offline.summary import informative
+from athena_core.providers.offline.transcript import Sentence
 from athena_core.providers.offline_llm import OfflineLLM, textrank
 from athena_core.text.sentences import split_sentences
 from athena_core.text.stemming import stem
@@ -395,3 +397,10 @@ def test_a_topic_is_cut_to_the_words_that_name() -> None:
     assert chat.topic == "calm studio"
     assert "ines" in {s.theme for s in chat.subtopics}, chat.subtopics
     assert not any(set(s.theme.split()) & verbs for s in chat.subtopics)
+
+
+def test_a_keyphrase_is_cut_to_its_words_within_a_span() -> None:
+    text = "Her calm studio helps."
+    [phrase] = [k for k in keyphrases([Sentence(text, 0, "user", 1.0)]) if k.phrase == "calm studio helps"]
+    assert phrase.cut_to(text.index("calm"), text.index(" helps")).phrase == "calm studio"
+    assert phrase.cut_to(0, 3) is phrase  # nothing of it there: left whole

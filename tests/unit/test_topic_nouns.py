@@ -36,10 +36,11 @@ def test_the_naming_part_opens_past_verbs_and_ends_on_a_noun() -> None:
         phrase_at("We booked the yoga class for Monday.", "yoga class"),
         phrase_at("She made a stained glass window.", "stained glass window"),  # a participle, as adjective
         phrase_at("I've played chess since May.", "played chess"),  # a participle, as verb
+        phrase_at("Starting a business takes courage.", "business takes courage"),  # a clause follows
     ]
     parts = topic_nouns.naming_parts(said)
     assert [text[start:end] for (text, _, _), (start, end) in zip(said, parts)] == [
-        "calm studio", "weights", "yoga class", "stained glass window", "chess"]
+        "calm studio", "weights", "yoga class", "stained glass window", "chess", "business"]
 
 
 @needs_tagger

@@ -49,6 +49,8 @@ class Keyphrase:
     def cut_to(self, start: int, end: int) -> "Keyphrase":
         """The phrase's words said within [start, end) of its sentence ("calm studio" of "calm studio helps")."""
         kept = [w for w, (s, e) in zip(self.phrase.split(), self.words) if s < end and e > start]
+        if not kept:  # [start, end) falls between its words: nothing to cut to
+            return self
         return replace(self, phrase=" ".join(kept), start=max(start, self.start), end=min(end, self.end))
 
 

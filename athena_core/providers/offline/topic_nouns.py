@@ -11,7 +11,8 @@ RAKE's runs break at stopwords and punctuation, not at verbs, so a phrase can al
 "calm studio helps", "friend ines teaches", "support means", "playing chess". The part that names is read
 the same way: from its first word that is no verb, adverb or interjection to its last noun ("calm studio",
 "friend ines", "support", "chess"); a past participle opens it where it is an adjective ("a stained glass
-window", not "I've played chess").
+window", not "I've played chess"), and a finite verb after a noun ends it ("business" of "business takes
+courage").
 
 Only the best few phrases are read, their sentences tagged in one batch (about 0.6 ms a sentence here:
 the tagger alone, Penn tags, no attribute ruler). Without spaCy installed every phrase names a thing, whole,
@@ -29,6 +30,7 @@ NOT_OPENING = frozenset({"VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "MD", "RB", "R
 # ... but a past participle after one of these is an adjective: "a stained glass window", "her stuffed animal" (and
 # after "have" or "are" a verb: "I've played chess", "they're called lilies").
 ADJECTIVE_AFTER = frozenset({"DT", "PDT", "PRP$", "POS", "IN", "CD", "JJ", "JJR", "JJS"})
+FINITE = frozenset({"VBD", "VBP", "VBZ", "MD"})  # a finite verb after a noun ends the name: a clause follows
 TAGGER_ONLY = ("ner", "parser", "lemmatizer", "attribute_ruler")  # tok2vec and tagger give `tag_`
 BATCH = 8
 
@@ -47,8 +49,9 @@ def available() -> bool:
 def naming_parts(phrases: list[tuple[str, int, int]]) -> list[tuple[int, int] | None]:
     """For each (sentence, start, end): the part of the phrase at [start, end) of the sentence that names a
     thing, as (start, end): from its first word that is no verb (but an adjective's past participle), modal,
-    adverb or interjection to its last noun or proper noun; None when it holds no noun. Sentences not read
-    yet are tagged in one batch (about half the time of one at a time)."""
+    adverb or interjection to its last noun or proper noun before any finite verb that follows a noun; None
+    when it holds no noun. Sentences not read yet are tagged in one batch (about half the time of one at a
+    time)."""
     nlp = _tagger()
     if nlp is None:
         return [(start, end) for _, start, end in phrases]
@@ -58,14 +61,22 @@ def naming_parts(phrases: list[tuple[str, int, int]]) -> list[tuple[int, int] | 
             _tags.clear()
         for text, doc in zip(new, nlp.pipe(new, batch_size=BATCH)):
             _tags[text] = tuple((tok.idx, tok.idx + len(tok.text), tok.tag_) for tok in doc)
-    parts: list[tuple[int, int] | None] = []
-    for text, start, end in phrases:
-        tags = _tags.get(text, ())
-        inside = [i for i, (s, e, _) in enumerate(tags) if start <= s and e <= end]
-        nouns = [tags[i][1] for i in inside if tags[i][2] in NAMING]
-        opening = next((tags[i][0] for i in inside if _opens(tags, i)), None)
-        parts.append((opening, nouns[-1]) if nouns and opening is not None else None)
-    return parts
+    return [_naming_part(_tags.get(text, ()), start, end) for text, start, end in phrases]
+
+
+def _naming_part(tags: tuple[tuple[int, int, str], ...], start: int, end: int) -> tuple[int, int] | None:
+    """The naming part of the phrase at [start, end) of a tagged sentence (see `naming_parts`)."""
+    inside = [i for i, (s, e, _) in enumerate(tags) if start <= s and e <= end]
+    opening = next((k for k, i in enumerate(inside) if _opens(tags, i)), None)
+    if opening is None:
+        return None
+    last_noun = None
+    for i in inside[opening:]:
+        if tags[i][2] in FINITE and last_noun is not None:
+            break  # "business takes courage": the subject is the name
+        if tags[i][2] in NAMING:
+            last_noun = tags[i][1]
+    return None if last_noun is None else (tags[inside[opening]][0], last_noun)
 
 
 def _opens(tags: tuple[tuple[int, int, str], ...], i: int) -> bool:
