@@ -402,5 +402,7 @@ def test_a_topic_is_cut_to_the_words_that_name() -> None:
 def test_a_keyphrase_is_cut_to_its_words_within_a_span() -> None:
     text = "Her calm studio helps."
     [phrase] = [k for k in keyphrases([Sentence(text, 0, "user", 1.0)]) if k.phrase == "calm studio helps"]
-    assert phrase.cut_to(text.index("calm"), text.index(" helps")).phrase == "calm studio"
+    cut = phrase.cut_to(text.index("calm"), text.index(" helps"))
+    assert cut.phrase == "calm studio" and text[cut.start:cut.end] == "calm studio"
+    assert len(cut.words) == 2  # a word's span goes with it: the cut is a whole Keyphrase again
     assert phrase.cut_to(0, 3) is phrase  # nothing of it there: left whole

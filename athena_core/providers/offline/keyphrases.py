@@ -36,22 +36,28 @@ PHATIC = frozenset("wow congrats congratulations totally agree agreed absolutely
 
 @dataclass(frozen=True)
 class Keyphrase:
-    """A scored phrase and where it was first said (`sentence`, characters [start, end), and each word's
-    [start, end) there)."""
+    """A scored phrase and where it was first said: `sentence`, and each word's characters [start, end)
+    there (`words`, one per word of `phrase`)."""
 
     phrase: str
     score: float
     sentence: Sentence
-    start: int
-    end: int
     words: tuple[tuple[int, int], ...]
+
+    @property
+    def start(self) -> int:
+        return self.words[0][0]
+
+    @property
+    def end(self) -> int:
+        return self.words[-1][1]
 
     def cut_to(self, start: int, end: int) -> "Keyphrase":
         """The phrase's words said within [start, end) of its sentence ("calm studio" of "calm studio helps")."""
-        kept = [w for w, (s, e) in zip(self.phrase.split(), self.words) if s < end and e > start]
+        kept = [(w, span) for w, span in zip(self.phrase.split(), self.words) if span[0] < end and span[1] > start]
         if not kept:  # [start, end) falls between its words: nothing to cut to
             return self
-        return replace(self, phrase=" ".join(kept), start=max(start, self.start), end=min(end, self.end))
+        return replace(self, phrase=" ".join(w for w, _ in kept), words=tuple(span for _, span in kept))
 
 
 def is_unit(previous: Token | None, tok: Token, gap: str) -> bool:
@@ -92,9 +98,7 @@ def candidate_phrases(
     return out
 
 
-def keyphrases(
-    sentences: list[Sentence], max_words: int = 4,
-) -> list[Keyphrase]:
+def keyphrases(sentences: list[Sentence], max_words: int = 4) -> list[Keyphrase]:
     """Score candidate phrases; best first.
 
     score(p) = (1 + ln count(p)) · Σ_{w ∈ p} tf(w) / √len(p), with tf the weighted count of the stem
@@ -108,8 +112,7 @@ def keyphrases(
     phrase_count: Counter[tuple[str, ...]] = Counter()  # weighted, like the terms
     surfaces: dict[tuple[str, ...], Counter[str]] = {}
     first_seen: dict[tuple[str, ...], int] = {}
-    # first said: sentence, start, end, each word's (start, end)
-    where: dict[tuple[str, ...], tuple[Sentence, int, int, tuple[tuple[int, int], ...]]] = {}
+    where: dict[tuple[str, ...], tuple[Sentence, tuple[tuple[int, int], ...]]] = {}  # first said: each word's span
     for sentence in sentences:
         sentence_tokens = tokens(sentence.text)
         terms = topic_terms(sentence.text, sentence_tokens)  # "Jon: ...", "Hey Mel!", "[shares a photo: ...]"
@@ -120,8 +123,7 @@ def keyphrases(
             phrase_count[key] += sentence.weight  # a phrase repeated in log lines counts half each time
             surfaces.setdefault(key, Counter())[" ".join(t.lower for t in phrase)] += 1
             first_seen.setdefault(key, len(first_seen))
-            where.setdefault(key, (sentence, phrase[0].start, phrase[-1].end,
-                                   tuple((t.start, t.end) for t in phrase)))
+            where.setdefault(key, (sentence, tuple((t.start, t.end) for t in phrase)))
     scored = []
     for key, count in phrase_count.items():
         score = (1.0 + math.log(count)) * sum(term_weight[t] for t in key) / math.sqrt(len(key))
