@@ -15,6 +15,7 @@ from athena_core.providers.llm import M, ChainFormation, TranscriptLine
 from athena_core.providers.offline import topic_nouns
 from athena_core.providers.offline.entities import dedupe_entities, entity_mentions
 from athena_core.providers.offline.importance import importance_signals, intrinsic_importance
+from athena_core.providers.offline.media_annotations import is_caption
 from athena_core.providers.offline.keyphrases import keyphrases, topic_and_subtopics
 from athena_core.providers.offline.summary import informative, select_summary, textrank, tfidf_matrix
 from athena_core.providers.offline.transcript import sentence_terms, spoken_terms, transcript_sentences
@@ -46,7 +47,8 @@ class OfflineLLM:
         topic_nouns: bool = True,
     ) -> None:
         """`topic_nouns`: prefer topics that hold a noun, read by spaCy's tagger when it is installed
-        (`offline/topic_nouns.py`)."""
+        (`offline/topic_nouns.py`), and let the tagger say whether a capitalised word that only opens
+        sentences is a name (`offline/entities.py`)."""
         if summary_max_sentences < 1 or summary_max_chars < 20:
             raise ValueError("summary budget must allow at least one sentence of 20 characters")
         self.summary_max_sentences = summary_max_sentences
@@ -54,7 +56,7 @@ class OfflineLLM:
         self.max_entities = max_entities
         self.max_phrase_words = max_phrase_words
         self.same_topic_threshold = same_topic_threshold
-        self.read_nouns = topic_nouns  # the tagger loads at the first formation, not in every process
+        self.read_tags = topic_nouns  # the tagger loads at the first formation, not in every process
 
     def form_chain(self, transcript: list[TranscriptLine], *, tenant_id: str = "") -> ChainFormation:
         """Summary, topic, subtopics, entities and importance of one finished segment (SPEC S4).
@@ -74,10 +76,11 @@ class OfflineLLM:
         vectors = tfidf_matrix(bags)
         centrality = informative(textrank(vectors @ vectors.T), np.array([len(set(b)) for b in bags]))
         summary = select_summary(texts, centrality, vectors, self.summary_max_sentences, self.summary_max_chars,
-                                 weights=np.array([s.weight for s in sentences]))  # conversation before logs
-        nouns = topic_nouns.naming_parts if self.read_nouns and topic_nouns.available() else None
+                                 weights=np.array([s.weight for s in sentences]),  # conversation before logs
+                                 captions=[is_caption(t) for t in texts])
+        nouns = topic_nouns.naming_parts if self.read_tags and topic_nouns.available() else None
         topic, subtopics = topic_and_subtopics(keyphrases(sentences, self.max_phrase_words), naming_parts=nouns)
-        entities = dedupe_entities(entity_mentions(texts), self.max_entities)
+        entities = dedupe_entities(entity_mentions(texts, read_openings=self.read_tags), self.max_entities)
         importance = intrinsic_importance(importance_signals(transcript, sentences, entities))
         return ChainFormation(
             topic=topic, subtopics=subtopics, summary=summary, entities=entities,

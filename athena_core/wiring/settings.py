@@ -62,7 +62,7 @@ class Settings(BaseSettings):
     openai_api_key: str = ""
     openai_base_url: str | None = None
     llm_timeout_s: float = 30.0
-    # The offline provider's topics: prefer phrases that hold a noun, read by spaCy's tagger when installed.
+    # The offline provider's topics (phrases that hold a noun) and opening names, read by spaCy's tagger when installed.
     offline_topic_nouns: bool = True
     embedding_provider: Literal["local", "openai"] = "local"
     embedding_model: str = "all-minilm-l6-v2"

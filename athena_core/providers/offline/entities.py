@@ -5,7 +5,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from athena_core.providers.offline.speaker_labels import LABEL
 from athena_core.providers.offline.transcript import PHRASE_BREAK
+from athena_core.text import penn_tags
 from athena_core.text.gazetteer import gazetteer_hits
 from athena_core.text.names import ENTITY_NAMES
 from athena_core.text.tokens import Token, tokens
@@ -110,12 +112,14 @@ def _capitalised_runs(
     return out
 
 
-def entity_mentions(sentences: list[str]) -> list[Mention]:
+def entity_mentions(sentences: list[str], *, read_openings: bool = False) -> list[Mention]:
     """All entity mentions in text order.
 
     A capitalised name that opens a sentence or clause may just be a capitalised ordinary word, so it
     counts only if the same name recurs somewhere in the given sentences and is never written in
     lowercase there ("Wow, ..." and "Sounds great" open many chat turns; "wow" and "sounds" give them away).
+    With `read_openings`, a name that only ever opens a clause must also be a proper noun to the tagger
+    where it first does (`_proper_at_opening`).
     """
     mentions: list[Mention] = []
     names: list[tuple[str, int, int, bool]] = []
@@ -129,12 +133,45 @@ def entity_mentions(sentences: list[str]) -> list[Mention]:
         names += [(name, index, offset, initial) for name, offset, initial in
                   _capitalised_runs(text, sentence_tokens, claimed)]
     name_count = Counter(name.lower() for name, _, _, _ in names)
-    mentions += [
-        Mention(name, index, offset, RANK_NAME)
-        for name, index, offset, initial in names
+    recurring = [
+        (name, index, offset, initial) for name, index, offset, initial in names
         if not initial or (name_count[name.lower()] >= 2 and name.lower() not in lowercase)
     ]
+    if read_openings:
+        recurring = _proper_at_opening(sentences, recurring)
+    mentions += [Mention(name, index, offset, RANK_NAME) for name, index, offset, _ in recurring]
     return sorted(mentions, key=lambda m: (m.sentence_index, m.offset, m.rank))
+
+
+def _proper_at_opening(
+    sentences: list[str], names: list[tuple[str, int, int, bool]],
+) -> list[tuple[str, int, int, bool]]:
+    """`names` without those that only ever open a clause and that the tagger reads, where the first one
+    does, as no proper noun: a chat of twenty turns opens two with "Thankfully", "Absolutely" or "Sounds"
+    and never writes them in lowercase, so recurrence alone made them entities. A name also said inside a
+    clause or as a speaker's label ("Audrey: ...", which the tagger reads as a common noun) stays untagged;
+    so does one whose sentence has no token at its offset, or everything without the tagger."""
+    inside = {name.lower() for name, index, offset, initial in names
+              if not initial or _is_speaker_label(sentences[index], offset)}
+    first: dict[str, tuple[int, int]] = {}
+    for name, index, offset, _ in names:
+        if name.lower() not in inside:
+            first.setdefault(name.lower(), (index, offset))
+    if not first or not penn_tags.available():
+        return names
+    keys = list(first)
+    tagged = penn_tags.sentence_tags([sentences[first[key][0]] for key in keys])
+    not_names = {
+        key for key, tags in zip(keys, tagged)
+        if any(start == first[key][1] and tag not in penn_tags.PROPER_NOUNS for start, _, tag in tags)
+    }
+    return [entry for entry in names if entry[0].lower() not in not_names]
+
+
+def _is_speaker_label(sentence: str, offset: int) -> bool:
+    """Whether the name at `offset` is the sentence's speaker label ("Audrey: Hey Andrew!")."""
+    label = LABEL.match(sentence)
+    return label is not None and label.start(1) == offset
 
 
 def dedupe_entities(mentions: list[Mention], cap: int) -> list[str]:

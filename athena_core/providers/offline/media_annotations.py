@@ -16,6 +16,7 @@ ANNOTATION = re.compile(
     r"((?:a|an)\s+(?:close[- ]up\s+)?(?:photo|photograph|photography|picture|pic|image|screenshot|snapshot)\s+of\b)?",
     re.IGNORECASE,
 )
+CAPTION = re.compile(r"\[[^\[\]:]{1,40}:[^\[\]]*\][.!?]?")  # a sentence that is one annotation, nothing else
 
 
 def annotation_offsets(text: str, sentence_tokens: list[Token]) -> set[int]:
@@ -24,3 +25,9 @@ def annotation_offsets(text: str, sentence_tokens: list[Token]) -> set[int]:
     brackets without a label ("[laughs]") and a photo spoken of outside brackets."""
     spans = [match.span() for match in ANNOTATION.finditer(text)]
     return {tok.start for tok in sentence_tokens for start, end in spans if start <= tok.start and tok.end <= end}
+
+
+def is_caption(sentence: str) -> bool:
+    """Whether a sentence is a shared picture's annotation and nothing else ("[shares a photo: a photo of a
+    dog on a beach]"): what was shown, not what was said."""
+    return CAPTION.fullmatch(sentence.strip()) is not None

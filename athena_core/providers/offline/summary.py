@@ -1,6 +1,8 @@
 """The extractive summary: a TF-IDF sentence graph ranked by TextRank, picked greedily within a budget."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 
@@ -66,18 +68,25 @@ def truncate_words(text: str, max_chars: int) -> str:
 
 def select_summary(
     sentences: list[str], scores: np.ndarray, vectors: np.ndarray, max_sentences: int, max_chars: int,
-    redundancy: float = 0.8, weights: np.ndarray | None = None,
+    redundancy: float = 0.8, weights: np.ndarray | None = None, captions: Sequence[bool] | None = None,
 ) -> str:
     """Greedy pick by centrality within the budget, skipping near-duplicates; output in original order.
     With `weights`, sentences of a higher weight are taken first (the conversation before log lines:
-    tool output repeats its own words, so it is central to itself), by centrality within one weight."""
+    tool output repeats its own words, so it is central to itself), by centrality within one weight.
+    Of the sentences flagged in `captions` (a shared picture's annotation), at most one is taken: captions
+    share their frame's words, so in a chat of pictures they were central together and the summary said
+    what was shown three times over and nothing of what was said."""
     tier = weights if weights is not None else np.ones(len(sentences))
     order = sorted(range(len(sentences)), key=lambda i: (-float(tier[i]), -round(float(scores[i]), 12), i))
+    is_caption = list(captions) if captions is not None else [False] * len(sentences)
     chosen: list[int] = []
     used = 0
+    caption_taken = False
     for i in order:
         if len(chosen) >= max_sentences:
             break
+        if is_caption[i] and caption_taken:
+            continue
         text = with_full_stop(sentences[i])
         extra = len(text) + (1 if chosen else 0)
         if used + extra > max_chars:
@@ -86,6 +95,7 @@ def select_summary(
             continue
         chosen.append(i)
         used += extra
+        caption_taken = caption_taken or is_caption[i]
     if not chosen:  # even the most central sentence is over budget: keep its opening
         return truncate_words(with_full_stop(sentences[order[0]]), max_chars)
     return " ".join(with_full_stop(sentences[i]) for i in sorted(chosen))

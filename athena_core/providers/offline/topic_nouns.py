@@ -14,15 +14,12 @@ the same way: from its first word that is no verb, adverb or interjection to its
 window", not "I've played chess"), and a finite verb after a noun ends it ("business" of "business takes
 courage").
 
-Only the best few phrases are read, their sentences tagged in one batch (about 0.6 ms a sentence here:
-the tagger alone, Penn tags, no attribute ruler). Without spaCy installed every phrase names a thing, whole,
-as before.
+Only the best few phrases are read, their sentences tagged in one batch (`text/penn_tags.py`). Without
+spaCy installed every phrase names a thing, whole, as before.
 """
 from __future__ import annotations
 
-from typing import Any
-
-from athena_core.text.spacy_english import english_pipeline
+from athena_core.text import penn_tags
 
 NAMING = frozenset({"NN", "NNS", "NNP", "NNPS"})  # Penn tags of nouns and proper nouns
 # Tags a name does not open with: verbs, modals, adverbs, interjections ...
@@ -31,19 +28,10 @@ NOT_OPENING = frozenset({"VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "MD", "RB", "R
 # after "have" or "are" a verb: "I've played chess", "they're called lilies").
 ADJECTIVE_AFTER = frozenset({"DT", "PDT", "PRP$", "POS", "IN", "CD", "JJ", "JJR", "JJS"})
 FINITE = frozenset({"VBD", "VBP", "VBZ", "MD"})  # a finite verb after a noun ends the name: a clause follows
-TAGGER_ONLY = ("ner", "parser", "lemmatizer", "attribute_ruler")  # tok2vec and tagger give `tag_`
-BATCH = 8
-
-_tags: dict[str, tuple[tuple[int, int, str], ...]] = {}  # sentence → (start, end, tag) a token; merges re-form
-TAGS_KEPT = 4096
-
-
-def _tagger() -> Any | None:
-    return english_pipeline(TAGGER_ONLY)
 
 
 def available() -> bool:
-    return _tagger() is not None
+    return penn_tags.available()
 
 
 def naming_parts(phrases: list[tuple[str, int, int]]) -> list[tuple[int, int] | None]:
@@ -52,19 +40,13 @@ def naming_parts(phrases: list[tuple[str, int, int]]) -> list[tuple[int, int] | 
     adverb or interjection to its last noun or proper noun before any finite verb that follows a noun; None
     when it holds no noun. Sentences not read yet are tagged in one batch (about half the time of one at a
     time)."""
-    nlp = _tagger()
-    if nlp is None:
+    if not penn_tags.available():
         return [(start, end) for _, start, end in phrases]
-    new = list(dict.fromkeys(text for text, _, _ in phrases if text not in _tags))
-    if new:
-        if len(_tags) + len(new) > TAGS_KEPT:
-            _tags.clear()
-        for text, doc in zip(new, nlp.pipe(new, batch_size=BATCH)):
-            _tags[text] = tuple((tok.idx, tok.idx + len(tok.text), tok.tag_) for tok in doc)
-    return [_naming_part(_tags.get(text, ()), start, end) for text, start, end in phrases]
+    tags = penn_tags.sentence_tags([text for text, _, _ in phrases])
+    return [_naming_part(tagged, start, end) for tagged, (_, start, end) in zip(tags, phrases)]
 
 
-def _naming_part(tags: tuple[tuple[int, int, str], ...], start: int, end: int) -> tuple[int, int] | None:
+def _naming_part(tags: tuple[penn_tags.TokenTag, ...], start: int, end: int) -> tuple[int, int] | None:
     """The naming part of the phrase at [start, end) of a tagged sentence (see `naming_parts`)."""
     inside = [i for i, (s, e, _) in enumerate(tags) if start <= s and e <= end]
     opening = next((k for k, i in enumerate(inside) if _opens(tags, i)), None)
@@ -79,7 +61,7 @@ def _naming_part(tags: tuple[tuple[int, int, str], ...], start: int, end: int) -
     return None if last_noun is None else (tags[inside[opening]][0], last_noun)
 
 
-def _opens(tags: tuple[tuple[int, int, str], ...], i: int) -> bool:
+def _opens(tags: tuple[penn_tags.TokenTag, ...], i: int) -> bool:
     """Whether a name may open at token `i`: see NOT_OPENING and ADJECTIVE_AFTER."""
     tag = tags[i][2]
     return tag not in NOT_OPENING or (tag == "VBN" and i > 0 and tags[i - 1][2] in ADJECTIVE_AFTER)
