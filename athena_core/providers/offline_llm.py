@@ -15,8 +15,8 @@ from athena_core.providers.llm import M, ChainFormation, TranscriptLine
 from athena_core.providers.offline import topic_nouns
 from athena_core.providers.offline.entities import dedupe_entities, entity_mentions
 from athena_core.providers.offline.importance import importance_signals, intrinsic_importance
-from athena_core.providers.offline.media_annotations import is_caption
 from athena_core.providers.offline.keyphrases import keyphrases, topic_and_subtopics
+from athena_core.providers.offline.media_annotations import is_caption
 from athena_core.providers.offline.summary import informative, select_summary, textrank, tfidf_matrix
 from athena_core.providers.offline.transcript import sentence_terms, spoken_terms, transcript_sentences
 from athena_core.text.sentences import split_sentences

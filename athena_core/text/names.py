@@ -21,7 +21,8 @@ from athena_core.text.tokens import Token
 
 _CALENDAR = frozenset(
     """monday tuesday wednesday thursday friday saturday sunday january february march april may june
-    july august september october november december ok okay""".split()
+    july august september october november december ok okay
+    tue tues thu thur thurs fri sept""".split()  # abbreviations that are no other word ("Mon", "Sat", "Sun" are)
 )
 
 

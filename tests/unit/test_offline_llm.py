@@ -457,3 +457,14 @@ def test_a_courtesy_names_no_topic() -> None:
     chat = OfflineLLM().form_chain(lines)
     assert chat.topic == "computer"
     assert not {s.theme for s in chat.subtopics} & {"care", "support"}, chat.subtopics
+
+
+def test_a_days_abbreviation_is_no_entity(llm) -> None:
+    """Full day names were never entities, but "last Fri" and "on Tues" were ("Fri" in 4 of the 1,602 LoCoMo
+    segments, and on make run in two chains of conversation 0)."""
+    entities = llm.form_chain([
+        line("user", "Mel: I went to a poetry reading with Ines last Fri."),
+        line("agent", "Cam: Nice! I have pottery on Tues and Thurs."),
+    ]).entities
+    assert "Ines" in entities
+    assert not {"Fri", "Tues", "Thurs"} & set(entities), entities

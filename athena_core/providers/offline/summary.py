@@ -78,14 +78,14 @@ def select_summary(
     what was shown three times over and nothing of what was said."""
     tier = weights if weights is not None else np.ones(len(sentences))
     order = sorted(range(len(sentences)), key=lambda i: (-float(tier[i]), -round(float(scores[i]), 12), i))
-    is_caption = list(captions) if captions is not None else [False] * len(sentences)
+    flagged = list(captions) if captions is not None else [False] * len(sentences)
     chosen: list[int] = []
     used = 0
     caption_taken = False
     for i in order:
         if len(chosen) >= max_sentences:
             break
-        if is_caption[i] and caption_taken:
+        if flagged[i] and caption_taken:
             continue
         text = with_full_stop(sentences[i])
         extra = len(text) + (1 if chosen else 0)
@@ -95,7 +95,7 @@ def select_summary(
             continue
         chosen.append(i)
         used += extra
-        caption_taken = caption_taken or is_caption[i]
+        caption_taken = caption_taken or flagged[i]
     if not chosen:  # even the most central sentence is over budget: keep its opening
         return truncate_words(with_full_stop(sentences[order[0]]), max_chars)
     return " ".join(with_full_stop(sentences[i]) for i in sorted(chosen))
